@@ -1,0 +1,55 @@
+// Bundles the extension host code (Node, CommonJS, `vscode` external), the webview (browser,
+// ESM: noVNC has a top-level await that IIFE output cannot hold) and, with --tests, the Node
+// test files. The launcher and relay are bundled as text and travel over exec streams.
+import { build } from 'esbuild';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const production = process.argv.includes('--production');
+const withTests = process.argv.includes('--tests');
+const textFiles = { '.sh': 'text', '.py': 'text' };
+
+const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning' };
+
+const builds = [
+  build({
+    ...common,
+    entryPoints: ['src/extension.ts'],
+    outfile: 'dist/extension.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+    loader: textFiles,
+  }),
+  build({
+    ...common,
+    entryPoints: ['webview/main.ts'],
+    outfile: 'dist/webview.js',
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+  }),
+];
+
+if (withTests) {
+  const testFiles = ['test/unit', 'test/integration', 'test/vscode']
+    .filter((dir) => existsSync(dir))
+    .flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f)));
+  builds.push(
+    build({
+      ...common,
+      sourcemap: true,
+      entryPoints: testFiles,
+      outdir: 'out',
+      outbase: '.',
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      external: ['vscode'],
+      loader: textFiles,
+    }),
+  );
+}
+
+await Promise.all(builds);

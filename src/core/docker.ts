@@ -1,0 +1,124 @@
+import type { Command } from './command';
+import type { RunResult } from './runner';
+import type { Sandbox } from './sandbox';
+
+/** Labels that mark a container as ours; reuse is by these, never by image. */
+export const LABEL_MANAGED = 'dev.botscreen.managed';
+export const LABEL_WORKSPACE = 'dev.botscreen.workspace';
+
+export const DESKTOP_USER = 'pn';
+
+export interface ContainerSpec {
+  readonly image: string;
+  readonly name: string;
+  readonly workspaceKey: string;
+  readonly pidsLimit: number;
+}
+
+export interface ManagedContainer {
+  readonly id: string;
+  readonly running: boolean;
+  readonly image: string;
+}
+
+/** Argv builders and output parsers for the Docker CLI (also used for Podman's compatible CLI). */
+export class DockerCli {
+  constructor(readonly cli: string) {}
+
+  private cmd(...args: string[]): Command {
+    return { command: this.cli, args };
+  }
+
+  serverVersion(): Command {
+    return this.cmd('version', '--format', '{{.Server.Version}}');
+  }
+
+  findManaged(workspaceKey: string): Command {
+    return this.cmd(
+      'ps', '-a', '--no-trunc',
+      '--filter', `label=${LABEL_MANAGED}=1`,
+      '--filter', `label=${LABEL_WORKSPACE}=${workspaceKey}`,
+      '--format', '{{.ID}}\t{{.State}}\t{{.Image}}',
+    );
+  }
+
+  parseManaged(stdout: string): ManagedContainer[] {
+    return stdout
+      .split('\n')
+      .map((line) => line.trim().split('\t'))
+      .filter((fields) => fields.length === 3 && /^[0-9a-f]{12,64}$/.test(fields[0]))
+      .map(([id, state, image]) => ({ id, running: state === 'running', image }));
+  }
+
+  /**
+   * A new sandbox: no published port, every capability dropped but the few an image's own
+   * `docker exec -u` and file ownership need, a pids limit that counts threads (the desktop
+   * alone runs ~44, one Chromium tab ~212), tini as PID 1 so stopped desktops leave no zombies.
+   */
+  runDetached(spec: ContainerSpec): Command {
+    return this.cmd(
+      'run', '-d', '--init',
+      '--name', spec.name,
+      '--label', `${LABEL_MANAGED}=1`,
+      '--label', `${LABEL_WORKSPACE}=${spec.workspaceKey}`,
+      '--pids-limit', String(spec.pidsLimit),
+      '--shm-size', '1g',
+      '--tmpfs', '/tmp:rw,nosuid,size=512m',
+      '--cap-drop', 'ALL',
+      '--cap-add', 'CHOWN', '--cap-add', 'DAC_OVERRIDE', '--cap-add', 'FOWNER',
+      '--cap-add', 'SETUID', '--cap-add', 'SETGID', '--cap-add', 'KILL',
+      '--security-opt', 'no-new-privileges',
+      '--',
+      spec.image, 'sleep', 'infinity',
+    );
+  }
+
+  start(id: string): Command {
+    return this.cmd('start', '--', id);
+  }
+
+  imageExists(image: string): Command {
+    return this.cmd('image', 'inspect', '--format', '{{.Id}}', '--', image);
+  }
+
+  /** `{{.Id}} {{.State.Running}}` of one container. */
+  inspectState(ref: string): Command {
+    return this.cmd('inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', '--', ref);
+  }
+
+  parseState(result: RunResult): 'running' | 'stopped' | 'gone' | 'unknown' {
+    if (result.exitCode === 0) {
+      return /\btrue\s*$/.test(result.stdout) ? 'running' : 'stopped';
+    }
+    return isNoSuchContainer(result.stderr) ? 'gone' : 'unknown';
+  }
+
+  /** Runs argv in the container; `-i` keeps stdin open, never `-t` (a tty corrupts bytes). */
+  execArgs(containerId: string, user: string | undefined, argv: readonly string[], interactive: boolean): Command {
+    return this.cmd(
+      'exec',
+      ...(interactive ? ['-i'] : []),
+      ...(user ? ['-u', user] : []),
+      containerId,
+      ...argv,
+    );
+  }
+
+  sandbox(containerId: string, name: string, user: string | undefined): Sandbox {
+    return {
+      backend: 'docker',
+      id: containerId,
+      name,
+      onHost: false,
+      exec: (argv, options) => this.execArgs(containerId, user, argv, options.interactive),
+    };
+  }
+}
+
+export function isNoSuchContainer(stderr: string): boolean {
+  return /no such (container|object)|is not running|No such container/i.test(stderr);
+}
+
+export function isDaemonDown(stderr: string): boolean {
+  return /Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|connect: no such file|permission denied while trying to connect/i.test(stderr);
+}

@@ -1,0 +1,25 @@
+/**
+ * Everything that can keep a screen from running, as data. The extension turns each into a
+ * localised sentence; core code never writes user-facing prose.
+ */
+export type Problem =
+  | { readonly code: 'refused'; readonly backend: string }
+  | { readonly code: 'notImplemented'; readonly backend: string }
+  | { readonly code: 'cliMissing'; readonly cli: string }
+  | { readonly code: 'daemonDown'; readonly cli: string; readonly detail: string }
+  | { readonly code: 'badImage'; readonly image: string }
+  | { readonly code: 'badGeometry'; readonly geometry: string }
+  | { readonly code: 'badContainer'; readonly container: string }
+  | { readonly code: 'imageMissing'; readonly image: string }
+  | { readonly code: 'containerNotRunning'; readonly container: string }
+  | { readonly code: 'missingBinaries'; readonly onHost: boolean; readonly names: readonly string[] }
+  | { readonly code: 'startTimeout'; readonly log: string }
+  | { readonly code: 'sandboxGone' }
+  | { readonly code: 'commandFailed'; readonly what: string; readonly detail: string };
+
+export class ScreenError extends Error {
+  constructor(readonly problem: Problem) {
+    super(`${problem.code}: ${JSON.stringify(problem)}`);
+    this.name = 'ScreenError';
+  }
+}

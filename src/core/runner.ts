@@ -1,0 +1,75 @@
+import { execa } from 'execa';
+import type { Readable, Writable } from 'node:stream';
+import type { Command } from './command';
+
+export interface RunResult {
+  /** undefined when the process did not exit by itself (timeout, failed to start). */
+  readonly exitCode: number | undefined;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  /** Set when the program could not be started at all (e.g. ENOENT: not installed). */
+  readonly spawnError?: string;
+}
+
+export interface RunOptions {
+  readonly timeoutMs: number;
+  /** Bytes for stdin; without them stdin is closed, so a probe can never hang on input. */
+  readonly input?: string | Uint8Array;
+}
+
+/** Runs a command to completion, capturing its output; never throws for a non-zero exit. */
+export async function run(cmd: Command, options: RunOptions): Promise<RunResult> {
+  const result = await execa(cmd.command, [...cmd.args], {
+    reject: false,
+    timeout: options.timeoutMs,
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+    stripFinalNewline: false,
+    env: { LC_ALL: 'C' },
+  });
+  const code = (result as { code?: unknown }).code;
+  return {
+    exitCode: result.timedOut ? undefined : result.exitCode,
+    stdout: String(result.stdout ?? ''),
+    stderr: String(result.stderr ?? ''),
+    timedOut: result.timedOut,
+    spawnError: typeof code === 'string' && result.exitCode === undefined ? code : undefined,
+  };
+}
+
+/** A long-lived process whose stdio carries a byte stream (RFB, a forwarded port). */
+export interface StreamProcess {
+  readonly pid: number | undefined;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  /** Resolves with the exit code (null when killed by a signal) and the stderr tail. */
+  readonly exited: Promise<{ exitCode: number | null; stderr: string }>;
+  kill(): void;
+}
+
+export function openStream(cmd: Command): StreamProcess {
+  const child = execa(cmd.command, [...cmd.args], {
+    reject: false,
+    buffer: { stdout: false, stderr: true },
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    stripFinalNewline: false,
+  });
+  // A peer that went away must not crash the extension host with EPIPE.
+  child.stdin.on('error', () => undefined);
+  child.stdout.on('error', () => undefined);
+  const exited = child.then((result) => ({
+    exitCode: result.exitCode ?? null,
+    stderr: String(result.stderr ?? '').slice(-2000),
+  }));
+  return {
+    pid: child.pid,
+    stdin: child.stdin,
+    stdout: child.stdout,
+    exited,
+    kill: () => {
+      child.kill('SIGKILL');
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/** Checks of user-supplied values before anything runs with them. */
+
+const IMAGE_REF = /^[A-Za-z0-9][A-Za-z0-9._/:-]*(@sha256:[a-f0-9]{64})?$/;
+const CONTAINER_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** A docker image reference; rejects leading dashes, spaces and shell metacharacters. */
+export function isValidImage(image: string): boolean {
+  return image.length > 0 && image.length <= 255 && IMAGE_REF.test(image) && !image.includes('//');
+}
+
+/** A container name or id as docker accepts them. */
+export function isValidContainerRef(name: string): boolean {
+  return name.length > 0 && name.length <= 128 && CONTAINER_REF.test(name);
+}
+
+export interface Geometry {
+  readonly width: number;
+  readonly height: number;
+}
+
+/** `WIDTHxHEIGHT`, each between 320 and 8192. */
+export function parseGeometry(text: string): Geometry | undefined {
+  const match = /^(\d{3,4})x(\d{3,4})$/.exec(text.trim());
+  if (!match) {
+    return undefined;
+  }
+  const width = Number(match[1]);
+  const height = Number(match[2]);
+  const inRange = (n: number) => n >= 320 && n <= 8192;
+  return inRange(width) && inRange(height) ? { width, height } : undefined;
+}
+
+export function formatGeometry(g: Geometry): string {
+  return `${g.width}x${g.height}`;
+}

@@ -1,0 +1,138 @@
+import * as vscode from 'vscode';
+import type { Placement } from './core/placement';
+import type { Problem } from './core/problem';
+import type { ScreenStatus } from './core/screen';
+import { DEFAULT_IMAGE } from './settings';
+import type { ScreenState, ScreenStatusView, ViewAction, ViewStrings } from './protocol';
+
+/** Every user-facing sentence about the screen, localised. */
+
+export function problemMessage(problem: Problem): string {
+  switch (problem.code) {
+    case 'refused':
+      return vscode.l10n.t(
+        'The sandbox backend is {0}, which cannot host a screen yet. Putting the screen on this machine would leave the browser and desktop outside the sandbox; set "botScreen.placement": "gateway" to allow that explicitly.',
+        problem.backend,
+      );
+    case 'notImplemented':
+      return vscode.l10n.t('The screen belongs inside the {0} sandbox, and Bot Screen cannot start it there yet. Use the docker backend, or set "botScreen.placement": "gateway" to put the screen on this machine.', problem.backend);
+    case 'cliMissing':
+      return vscode.l10n.t('The Docker CLI "{0}" was not found. Install Docker, or point "botScreen.sandbox.docker.path" at it.', problem.cli);
+    case 'daemonDown':
+      return vscode.l10n.t('The Docker daemon is not running ({0}). Start it (for example "sudo systemctl start docker", or "dockerd" as root) and try again.', firstLine(problem.detail));
+    case 'badImage':
+      return vscode.l10n.t('"{0}" is not a valid image name (check "botScreen.sandbox.docker.image"). Nothing was run.', problem.image);
+    case 'badGeometry':
+      return vscode.l10n.t('"{0}" is not a screen size: "botScreen.screen.geometry" must look like 1280x800 (each side 320 to 8192). Nothing was run.', problem.geometry);
+    case 'badContainer':
+      return vscode.l10n.t('"{0}" is not a valid container name (check "botScreen.sandbox.docker.container"). Nothing was run.', problem.container);
+    case 'imageMissing':
+      return vscode.l10n.t('The sandbox image {0} is not available to Docker. Build it with scripts/build-sandbox-image.sh, or pull it, then start again.', problem.image);
+    case 'containerNotRunning':
+      return vscode.l10n.t('The container {0} named in "botScreen.sandbox.docker.container" is not running. Bot Screen never starts or recreates a container it does not own: start it yourself, then start the screen.', problem.container);
+    case 'missingBinaries':
+      return problem.onHost
+        ? vscode.l10n.t('This machine lacks {0}, which the screen needs. Install the desktop packages (TigerVNC and Xfce) to run the screen here.', problem.names.join(', '))
+        : vscode.l10n.t('The sandbox lacks {0}, which the screen needs. Give the sandbox the desktop image {1} ("botScreen.sandbox.docker.image"), or set "botScreen.placement": "gateway".', problem.names.join(', '), DEFAULT_IMAGE);
+    case 'startTimeout':
+      return vscode.l10n.t('The screen did not come up in time and was stopped. Launcher log:\n{0}', problem.log);
+    case 'sandboxGone':
+      return sandboxGoneMessage();
+    case 'commandFailed':
+      return vscode.l10n.t('{0} failed: {1}', problem.what, problem.detail);
+  }
+}
+
+export function sandboxGoneMessage(): string {
+  return vscode.l10n.t('The sandbox hosting this screen is gone; start it again.');
+}
+
+export function placementHeadline(placement: Placement | undefined): string {
+  if (!placement) {
+    return vscode.l10n.t('The screen cannot run: the sandbox backend setting is not a known backend.');
+  }
+  switch (placement.where) {
+    case 'sandbox':
+      return vscode.l10n.t('Screen runs inside the {0} sandbox, with the terminal.', placement.backend);
+    case 'host':
+      return placement.why === 'localBackend'
+        ? vscode.l10n.t('Screen runs on this machine, where the terminal runs.')
+        : vscode.l10n.t('Screen runs on this machine (placement: gateway), outside the {0} sandbox.', placement.backend);
+    case 'refused':
+      return vscode.l10n.t('Screen refused: the {0} backend cannot host one.', placement.backend);
+  }
+}
+
+export function stateLabel(state: ScreenState): string {
+  switch (state) {
+    case 'stopped':
+      return vscode.l10n.t('stopped');
+    case 'starting':
+      return vscode.l10n.t('starting');
+    case 'running':
+      return vscode.l10n.t('running');
+    case 'stopping':
+      return vscode.l10n.t('stopping');
+    case 'gone':
+      return vscode.l10n.t('sandbox gone');
+    case 'refused':
+      return vscode.l10n.t('refused');
+    case 'blocked':
+      return vscode.l10n.t('blocked');
+    case 'error':
+      return vscode.l10n.t('error');
+  }
+}
+
+export function viewStrings(): ViewStrings {
+  return {
+    start: vscode.l10n.t('Start'),
+    stop: vscode.l10n.t('Stop'),
+    openInEditor: vscode.l10n.t('Open in Editor'),
+    installHostDesktop: vscode.l10n.t('Install desktop on this machine'),
+    showLogs: vscode.l10n.t('Show Logs'),
+    releaseKeyboard: vscode.l10n.t('Release keyboard'),
+    keyboardCaptured: vscode.l10n.t('Keys go to the screen. Release with Ctrl+Alt+Shift+K.'),
+    connecting: vscode.l10n.t('connecting'),
+    live: vscode.l10n.t('live'),
+    disconnected: vscode.l10n.t('disconnected'),
+  };
+}
+
+/** What the Screen view shows for a status: headline, detail and the actions on offer. */
+export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatusView {
+  const actions: ViewAction[] = [];
+  const hostBinariesMissing = status.problem?.code === 'missingBinaries' && status.problem.onHost;
+  switch (status.state) {
+    case 'running':
+      actions.push('stop');
+      break;
+    case 'starting':
+    case 'stopping':
+      break;
+    case 'refused':
+      actions.push('showLogs');
+      break;
+    default:
+      // A blocker takes the place of Start when starting again cannot help by itself.
+      actions.push(hostBinariesMissing ? 'installHostDesktop' : 'start');
+      if (status.problem) {
+        actions.push('showLogs');
+      }
+  }
+  if (!inEditor) {
+    actions.push('openInEditor');
+  }
+  return {
+    state: status.state,
+    stateLabel: stateLabel(status.state),
+    headline: placementHeadline(status.placement),
+    detail: status.problem ? problemMessage(status.problem) : '',
+    actions,
+    geometry: status.screen?.geometry,
+  };
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0].slice(0, 300);
+}

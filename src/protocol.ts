@@ -1,0 +1,63 @@
+/**
+ * The one message protocol between the extension host and the Screen webview.
+ * Shared by both sides (no `vscode` or DOM imports here). Every message has a `type`.
+ *
+ * Handshake: the webview posts `ready` when its script has loaded; the host answers with
+ * `hello` (strings and the current status). Then the webview posts `connect` whenever it wants
+ * an RFB stream; the host answers `open` (relay running) or `closed`.
+ */
+
+/** Where the screen is and what it is doing, as the view shows it. */
+export type ScreenState = 'stopped' | 'starting' | 'running' | 'stopping' | 'gone' | 'refused' | 'blocked' | 'error';
+
+export interface ScreenStatusView {
+  readonly state: ScreenState;
+  /** The state in the user's language, for the badge. */
+  readonly stateLabel: string;
+  /** One sentence: where the screen runs (or why it cannot). */
+  readonly headline: string;
+  /** Extra detail: error text, blocker, log tail. Empty when there is nothing to say. */
+  readonly detail: string;
+  /** Actions the view may offer, in order. */
+  readonly actions: readonly ViewAction[];
+  /** Desktop size when known, e.g. "1280x800". */
+  readonly geometry?: string;
+}
+
+export type ViewAction = 'start' | 'stop' | 'openInEditor' | 'installHostDesktop' | 'showLogs';
+
+/** Labels the host localises for the webview (the webview has no access to vscode.l10n). */
+export interface ViewStrings {
+  readonly start: string;
+  readonly stop: string;
+  readonly openInEditor: string;
+  readonly installHostDesktop: string;
+  readonly showLogs: string;
+  readonly releaseKeyboard: string;
+  readonly keyboardCaptured: string;
+  readonly connecting: string;
+  readonly live: string;
+  readonly disconnected: string;
+}
+
+export type HostToWebview =
+  | { readonly type: 'hello'; readonly strings: ViewStrings; readonly status: ScreenStatusView }
+  | { readonly type: 'status'; readonly status: ScreenStatusView }
+  /** The relay is running: the webview may start its RFB session. */
+  | { readonly type: 'open' }
+  /** RFB bytes from the sandbox, exact-size. */
+  | { readonly type: 'rfb'; readonly data: Uint8Array }
+  /** The relay ended; `reason` is shown to the user. */
+  | { readonly type: 'closed'; readonly reason: string };
+
+export type WebviewToHost =
+  | { readonly type: 'ready' }
+  | { readonly type: 'connect' }
+  | { readonly type: 'disconnect' }
+  /** RFB bytes typed or clicked by the user. */
+  | { readonly type: 'rfb'; readonly data: Uint8Array }
+  | { readonly type: 'action'; readonly action: ViewAction }
+  /** For tests and benchmarks: the first framebuffer update after connect was drawn. */
+  | { readonly type: 'frame'; readonly atMs: number };
+
+export const VIEW_ACTIONS: readonly ViewAction[] = ['start', 'stop', 'openInEditor', 'installHostDesktop', 'showLogs'];

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+
+/** Where the webview may load files from: the bundle and the stylesheet, nothing else. */
+export function webviewRoots(extensionUri: vscode.Uri): vscode.Uri[] {
+  return [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')];
+}
+
+/**
+ * The Screen page. `img-src data:` is load-bearing: noVNC draws Tight-JPEG rectangles through
+ * data: URLs, and without it the canvas freezes silently. No inline style or script runs.
+ */
+export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string): string {
+  const nonce = randomBytes(18).toString('base64');
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'screen.css'));
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource}`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="${vscode.env.language}">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}">
+<title>${escapeHtml(title)}</title>
+</head>
+<body>
+<header class="bar">
+  <div class="where" id="where"></div>
+  <span class="badge" id="badge"></span>
+</header>
+<div class="actions" id="actions"></div>
+<div class="detail" id="detail" hidden></div>
+<div class="keyboard" id="keyboard" hidden><span id="keyboard-text"></span><button id="release" class="secondary"></button></div>
+<main class="screen" id="screen" tabindex="-1"></main>
+<script type="module" nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import type { Logger } from '../../src/core/logger';
+import type { ScreenSettings } from '../../src/core/screen';
+
+export const IMAGE = process.env.BOTSCREEN_IMAGE ?? 'botscreen/sandbox:desktop';
+
+export const testLog: Logger = {
+  debug: (m) => process.env.BOTSCREEN_TEST_DEBUG && console.log(`[debug] ${m}`),
+  info: (m) => process.env.BOTSCREEN_TEST_DEBUG && console.log(`[info] ${m}`),
+  warn: (m) => console.log(`[warn] ${m}`),
+  error: (m) => console.log(`[error] ${m}`),
+};
+
+export function uniqueKey(): string {
+  return `t${randomBytes(5).toString('hex')}`;
+}
+
+export function settings(overrides: Partial<Omit<ScreenSettings, 'docker'>> & { docker?: Partial<ScreenSettings['docker']> } = {}): ScreenSettings {
+  const { docker, ...rest } = overrides;
+  return {
+    placement: 'auto',
+    backend: 'docker',
+    backendRaw: 'docker',
+    geometry: '1280x800',
+    workspaceKey: uniqueKey(),
+    ...rest,
+    docker: { cli: 'docker', image: IMAGE, container: '', pidsLimit: 2048, ...docker },
+  };
+}
+
+/** Runs a command for a check; returns stdout ('' on a non-zero exit). */
+export function sh(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    return String((err as { stdout?: string }).stdout ?? '');
+  }
+}
+
+/** Desktop processes of a container, by name (`pgrep -a` lines). */
+export function desktopProcesses(containerId: string): string[] {
+  return sh('docker', ['exec', containerId, 'pgrep', '-a', '-f', 'Xvnc|xfwm4|xfce4-panel|xfdesktop|xfsettingsd|dbus-daemon|launcher.sh'])
+    .split('\n')
+    .filter(Boolean);
+}
+
+/** Processes on this machine whose command line matches (excluding pgrep itself). */
+export function hostProcesses(pattern: string): string[] {
+  return sh('pgrep', ['-a', '-f', pattern]).split('\n').filter(Boolean);
+}
+
+export function removeTestContainers(workspaceKey: string): void {
+  const ids = sh('docker', ['ps', '-aq', '--filter', `label=dev.botscreen.workspace=${workspaceKey}`]).split('\n').filter(Boolean);
+  if (ids.length > 0) {
+    sh('docker', ['rm', '-f', ...ids]);
+  }
+}
+
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
+  const started = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Date.now() - started;
+}

@@ -1,0 +1,196 @@
+import RFB from '@novnc/novnc';
+// The same module instance rfb.js imports (esbuild dedupes by path): counting its flips tells
+// when a framebuffer update has really been drawn.
+import Display from '../node_modules/@novnc/novnc/core/display.js';
+import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
+import { createChannel, type PostMessageChannel } from './channel';
+
+declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
+
+const vscode = acquireVsCodeApi();
+const post = (message: WebviewToHost): void => vscode.postMessage(message);
+
+/** Read by the UI tests and the benchmark through the webview frame; never by product code. */
+const probe = {
+  connection: 'idle' as 'idle' | 'connecting' | 'live' | 'closed',
+  hostState: '',
+  connects: 0,
+  framesDrawn: 0,
+  bytesIn: 0,
+  firstFrameAt: 0,
+};
+(window as unknown as { botScreen: typeof probe }).botScreen = probe;
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const where = $('where');
+const badge = $('badge');
+const actions = $('actions');
+const detail = $('detail');
+const keyboardBar = $('keyboard');
+const keyboardText = $('keyboard-text');
+const releaseButton = $<HTMLButtonElement>('release');
+const screen = $('screen');
+
+let strings: ViewStrings | undefined;
+let status: ScreenStatusView | undefined;
+let rfb: RFB | undefined;
+let channel: PostMessageChannel | undefined;
+let connectRequested = false;
+let retryTimer: number | undefined;
+
+const flip = Display.prototype.flip;
+Display.prototype.flip = function (this: InstanceType<typeof Display>, fromQueue?: boolean) {
+  flip.call(this, fromQueue);
+  probe.framesDrawn++;
+  if (probe.framesDrawn === 1) {
+    probe.firstFrameAt = Date.now();
+    post({ type: 'frame', atMs: probe.firstFrameAt });
+  }
+};
+
+window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'hello':
+      strings = message.strings;
+      releaseButton.textContent = strings.releaseKeyboard;
+      keyboardText.textContent = strings.keyboardCaptured;
+      render(message.status);
+      break;
+    case 'status':
+      render(message.status);
+      break;
+    case 'open':
+      openSession();
+      break;
+    case 'rfb':
+      probe.bytesIn += message.data.byteLength;
+      channel?.deliver(message.data);
+      break;
+    case 'closed':
+      connectRequested = false;
+      channel?.end(message.reason);
+      break;
+  }
+});
+
+function render(next: ScreenStatusView): void {
+  status = next;
+  probe.hostState = next.state;
+  where.textContent = next.headline;
+  detail.textContent = next.detail;
+  detail.hidden = next.detail === '';
+  actions.replaceChildren(...next.actions.map(actionButton));
+  if (next.state === 'running') {
+    ensureConnected();
+  } else {
+    closeSession();
+  }
+  renderBadge();
+}
+
+function renderBadge(): void {
+  if (!status || !strings) {
+    return;
+  }
+  const live = status.state === 'running' && probe.connection === 'live';
+  badge.textContent = status.state !== 'running' ? status.stateLabel : live ? strings.live : strings.connecting;
+  badge.dataset.state = live ? 'live' : status.state;
+}
+
+function actionButton(action: ViewAction): HTMLButtonElement {
+  const button = document.createElement('button');
+  button.textContent = strings?.[action] ?? action;
+  button.dataset.action = action;
+  button.className = action === 'start' || action === 'installHostDesktop' ? 'primary' : 'secondary';
+  button.addEventListener('click', () => post({ type: 'action', action }));
+  return button;
+}
+
+function ensureConnected(): void {
+  if (rfb || connectRequested) {
+    return;
+  }
+  connectRequested = true;
+  probe.connection = 'connecting';
+  post({ type: 'connect' });
+}
+
+function openSession(): void {
+  connectRequested = false;
+  if (rfb || status?.state !== 'running') {
+    return;
+  }
+  probe.connects++;
+  probe.framesDrawn = 0;
+  channel = createChannel(
+    (data) => post({ type: 'rfb', data }),
+    () => post({ type: 'disconnect' }),
+  );
+  const session = new RFB(screen, channel, { shared: true });
+  session.scaleViewport = true;
+  session.resizeSession = false;
+  session.background = 'var(--vscode-editor-background)';
+  session.addEventListener('connect', () => {
+    probe.connection = 'live';
+    renderBadge();
+  });
+  session.addEventListener('disconnect', () => {
+    if (rfb === session) {
+      rfb = undefined;
+      channel = undefined;
+      probe.connection = 'closed';
+      keyboardBar.hidden = true;
+      renderBadge();
+      // The relay can end while the screen runs on (a hiccup, a killed exec client): the host
+      // checks the sandbox; if it is still there, try again shortly.
+      window.clearTimeout(retryTimer);
+      retryTimer = window.setTimeout(() => status?.state === 'running' && ensureConnected(), 1000);
+    }
+  });
+  rfb = session;
+}
+
+function closeSession(): void {
+  window.clearTimeout(retryTimer);
+  connectRequested = false;
+  const session = rfb;
+  rfb = undefined;
+  channel = undefined;
+  session?.disconnect();
+  probe.connection = 'idle';
+  keyboardBar.hidden = true;
+}
+
+/**
+ * While noVNC's canvas has focus it swallows every key, VS Code's shortcuts included. Releasing
+ * moves focus to the screen's container, whose keys the webview forwards to the workbench.
+ */
+function releaseKeyboard(): void {
+  rfb?.blur();
+  screen.focus();
+  keyboardBar.hidden = true;
+}
+
+releaseButton.addEventListener('click', releaseKeyboard);
+// Keep the canvas focused until the click lands, or the bar would hide under the pointer.
+releaseButton.addEventListener('mousedown', (event) => event.preventDefault());
+window.addEventListener(
+  'keydown',
+  (event) => {
+    if (event.ctrlKey && event.altKey && event.shiftKey && event.code === 'KeyK') {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      releaseKeyboard();
+    }
+  },
+  true,
+);
+document.addEventListener('focusin', (event) => {
+  keyboardBar.hidden = !(event.target instanceof HTMLCanvasElement && screen.contains(event.target));
+});
+document.addEventListener('focusout', () => {
+  keyboardBar.hidden = true;
+});
+
+post({ type: 'ready' });

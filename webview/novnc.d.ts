@@ -1,0 +1,34 @@
+// The parts of noVNC 1.7 (an untyped ES module) that the webview uses.
+declare module '@novnc/novnc' {
+  export interface RawChannel {
+    binaryType: string;
+    protocol: string;
+    readyState: number | string;
+    onopen: ((event?: unknown) => void) | null;
+    onmessage: ((event: { data: ArrayBuffer | Uint8Array }) => void) | null;
+    onerror: ((event?: unknown) => void) | null;
+    onclose: ((event: { code: number; reason: string; wasClean: boolean }) => void) | null;
+    send(data: Uint8Array): void;
+    close(): void;
+  }
+
+  export default class RFB extends EventTarget {
+    constructor(target: HTMLElement, channel: RawChannel | string, options?: { shared?: boolean });
+    scaleViewport: boolean;
+    resizeSession: boolean;
+    clipViewport: boolean;
+    focusOnClick: boolean;
+    background: string;
+    qualityLevel: number;
+    compressionLevel: number;
+    disconnect(): void;
+    focus(): void;
+    blur(): void;
+  }
+}
+
+declare module '*/core/display.js' {
+  export default class Display {
+    flip(fromQueue?: boolean): void;
+  }
+}
