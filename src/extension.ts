@@ -5,10 +5,17 @@ import { Ctx } from './ctx';
 let ctx: Ctx | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
-  ctx = new Ctx(context);
-  registerScreenCommands(ctx);
-  // A screen that outlived a window reload is found again; nothing is created here.
-  void ctx.controller.attach();
+  const current = new Ctx(context);
+  ctx = current;
+  registerScreenCommands(current);
+  // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
+  // a slow Docker daemon must not hold up activation.
+  void current.controller.attach().then(() => {
+    const autoStart = vscode.workspace.getConfiguration('botScreen').get<boolean>('autoStart');
+    if (autoStart && current.controller.status.state !== 'running') {
+      void vscode.commands.executeCommand('botScreen.start');
+    }
+  });
 }
 
 export function deactivate(): void {

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DockerCli, isDaemonDown, isNoSuchContainer } from '../../src/core/docker';
+
+const docker = new DockerCli('docker');
+
+test('a new sandbox: init, limits, dropped capabilities, no published port, image after --', () => {
+  const { command, args } = docker.runDetached({ image: 'botscreen/sandbox:desktop', name: 'botscreen-abc', workspaceKey: 'abc', pidsLimit: 4096 });
+  assert.equal(command, 'docker');
+  assert.deepEqual(args.slice(0, 3), ['run', '-d', '--init']);
+  const after = (flag: string) => args[args.indexOf(flag) + 1];
+  assert.equal(after('--pids-limit'), '4096');
+  assert.equal(after('--shm-size'), '1g');
+  assert.equal(after('--cap-drop'), 'ALL');
+  assert.equal(after('--security-opt'), 'no-new-privileges');
+  assert.match(after('--tmpfs'), /^\/tmp:/);
+  for (const publish of ['-p', '-P', '--publish', '--publish-all', '--network=host', '--privileged']) {
+    assert.ok(!args.includes(publish), `no ${publish}`);
+  }
+  assert.deepEqual(args.slice(args.indexOf('--')), ['--', 'botscreen/sandbox:desktop', 'sleep', 'infinity']);
+  assert.ok(args.includes('dev.botscreen.managed=1') && args.includes('dev.botscreen.workspace=abc'));
+});
+
+test('exec keeps stdin open with -i and never allocates a tty', () => {
+  const stream = docker.execArgs('cid', 'pn', ['python3', '-c', 'x'], true);
+  assert.deepEqual(stream.args, ['exec', '-i', '-u', 'pn', 'cid', 'python3', '-c', 'x']);
+  const probe = docker.execArgs('cid', undefined, ['id'], false);
+  assert.deepEqual(probe.args, ['exec', 'cid', 'id']);
+  assert.ok(![...stream.args, ...probe.args].some((a) => a === '-t' || a === '-it' || a === '--tty'));
+});
+
+test('managed containers are parsed from ps output, garbage ignored', () => {
+  const id = 'a'.repeat(64);
+  const parsed = docker.parseManaged(`${id}\trunning\tbotscreen/sandbox:desktop\nWARNING something\n${'b'.repeat(64)}\texited\tother:1\n`);
+  assert.deepEqual(parsed, [
+    { id, running: true, image: 'botscreen/sandbox:desktop' },
+    { id: 'b'.repeat(64), running: false, image: 'other:1' },
+  ]);
+});
+
+test('container state: running, stopped, gone, and unknown for CLI errors', () => {
+  const result = (exitCode: number | undefined, stdout: string, stderr = '') => ({ exitCode, stdout, stderr, timedOut: exitCode === undefined });
+  assert.equal(docker.parseState(result(0, 'abc true\n')), 'running');
+  assert.equal(docker.parseState(result(0, 'abc false\n')), 'stopped');
+  assert.equal(docker.parseState(result(1, '', 'Error: No such container: abc')), 'gone');
+  assert.equal(docker.parseState(result(1, '', 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock')), 'unknown');
+  assert.equal(docker.parseState(result(undefined, '')), 'unknown');
+});
+
+test('daemon-down and no-such-container messages are told apart', () => {
+  assert.ok(isDaemonDown('Cannot connect to the Docker daemon at unix:///x.sock. Is the docker daemon running?'));
+  assert.ok(!isDaemonDown('Error: No such container: x'));
+  assert.ok(isNoSuchContainer('Error response from daemon: No such container: x'));
+});
