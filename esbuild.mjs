@@ -33,7 +33,7 @@ const builds = [
 ];
 
 if (withTests) {
-  const testFiles = ['test/unit', 'test/integration', 'test/vscode']
+  const testFiles = ['test/unit', 'test/integration', 'test/bench']
     .filter((dir) => existsSync(dir))
     .flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f)));
   builds.push(

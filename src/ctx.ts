@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { MarkerStore } from './core/marker';
 import { ScreenController } from './core/screen';
 import { readSettings } from './settings';
 import { ScreenViews } from './screenViews';
@@ -16,7 +17,8 @@ export class Ctx implements vscode.Disposable {
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.log = this.own(vscode.window.createOutputChannel(vscode.l10n.t('Bot Screen'), { log: true }));
-    this.controller = new ScreenController(() => readSettings(this.log), this.log);
+    const markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath);
+    this.controller = new ScreenController(() => readSettings(this.log), this.log, markers);
     this.own({ dispose: () => this.controller.dispose() });
     this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.log));
     this.own(new PlacementStatusBar(this.controller));

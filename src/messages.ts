@@ -38,6 +38,10 @@ export function problemMessage(problem: Problem): string {
       return vscode.l10n.t('The screen did not come up in time and was stopped. Launcher log:\n{0}', problem.log);
     case 'sandboxGone':
       return sandboxGoneMessage();
+    case 'sandboxUnknown':
+      return vscode.l10n.t('Could not tell whether the sandbox {0} hosting this screen is still there (the CLI did not answer). Its state is unknown; try again.', problem.name);
+    case 'notRunning':
+      return vscode.l10n.t('The screen is not running. Start it first.');
     case 'commandFailed':
       return vscode.l10n.t('{0} failed: {1}', problem.what, problem.detail);
   }

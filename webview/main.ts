@@ -123,6 +123,7 @@ function openSession(): void {
   }
   probe.connects++;
   probe.framesDrawn = 0;
+  probe.firstFrameAt = 0;
   channel = createChannel(
     (data) => post({ type: 'rfb', data }),
     () => post({ type: 'disconnect' }),

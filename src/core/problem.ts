@@ -15,6 +15,8 @@ export type Problem =
   | { readonly code: 'missingBinaries'; readonly onHost: boolean; readonly names: readonly string[] }
   | { readonly code: 'startTimeout'; readonly log: string }
   | { readonly code: 'sandboxGone' }
+  | { readonly code: 'sandboxUnknown'; readonly name: string }
+  | { readonly code: 'notRunning' }
   | { readonly code: 'commandFailed'; readonly what: string; readonly detail: string };
 
 export class ScreenError extends Error {

@@ -1,5 +1,8 @@
 import type { ScreenState } from '../protocol';
-import { DockerCli, DESKTOP_USER, isDaemonDown } from './docker';
+import type { SandboxBackend } from './backends/backend';
+import { commandFailed, PROBE_TIMEOUT_MS } from './backends/backend';
+import type { DockerSettings } from './backends/docker';
+import { backendFor } from './backends/index';
 import {
   EXIT_MISSING_BINARIES,
   EXIT_START_TIMEOUT,
@@ -9,12 +12,15 @@ import {
   type PublishedScreen,
 } from './launcher';
 import type { Logger } from './logger';
+import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement, type PlacementSetting } from './placement';
 import { ScreenError, type Problem } from './problem';
 import { rfbRelayCommand } from './relay';
-import { openStream, run, type RunResult, type StreamProcess } from './runner';
-import { hostSandbox, type Sandbox } from './sandbox';
-import { isValidContainerRef, isValidImage, parseGeometry } from './validate';
+import { openStream, run, type StreamProcess } from './runner';
+import type { Sandbox } from './sandbox';
+import { parseGeometry } from './validate';
+
+export type { ScreenState };
 
 /** A snapshot of the settings that matter, read by the extension when an action starts. */
 export interface ScreenSettings {
@@ -23,18 +29,10 @@ export interface ScreenSettings {
   readonly backend: BackendName | undefined;
   readonly backendRaw: string;
   readonly geometry: string;
-  readonly docker: {
-    readonly cli: string;
-    readonly image: string;
-    /** An existing container to attach to (the agent's own); empty means "ours". */
-    readonly container: string;
-    readonly pidsLimit: number;
-  };
-  /** Identifies this VS Code window's workspace: container labels, runtime dir. */
+  readonly docker: DockerSettings;
+  /** Identifies this VS Code window's workspace: container labels, runtime dir, marker. */
   readonly workspaceKey: string;
 }
-
-export type { ScreenState };
 
 export interface ScreenStatus {
   readonly state: ScreenState;
@@ -45,17 +43,23 @@ export interface ScreenStatus {
 }
 
 const START_TIMEOUT_S = 20;
-const PROBE_TIMEOUT_MS = 15_000;
 const LIVENESS_INTERVAL_MS = 1_000;
 
+/** The screen that is running, and everything needed to reach it again. */
+interface Live {
+  readonly placement: Placement;
+  readonly backend: SandboxBackend;
+  readonly sandbox: Sandbox;
+}
+
 /**
- * Owns one screen: where it goes, starting and stopping it, relays to it, and noticing when
- * its sandbox dies. Operations run one at a time. Nothing here ever falls back to this machine:
- * a screen that belongs in a sandbox is started there or not at all.
+ * Owns one screen: where it goes, starting and stopping it, relays to it, its marker, and
+ * noticing when its sandbox dies. Operations run one at a time. Nothing here ever falls back to
+ * this machine: a screen that belongs in a sandbox is started there or not at all.
  */
 export class ScreenController {
   private current: ScreenStatus = { state: 'stopped', placement: undefined };
-  private sandbox: Sandbox | undefined;
+  private live: Live | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(status: ScreenStatus) => void>();
   private livenessTimer: NodeJS.Timeout | undefined;
@@ -64,6 +68,7 @@ export class ScreenController {
   constructor(
     private readonly settings: () => ScreenSettings,
     private readonly log: Logger,
+    private readonly markers: MarkerStore,
   ) {}
 
   get status(): ScreenStatus {
@@ -75,58 +80,61 @@ export class ScreenController {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
-  /** Where the screen would go with the current settings (no side effects). */
+  /** Where a start would put the screen with the current settings (no side effects). */
   placement(): Placement | undefined {
     const s = this.settings();
     return s.backend ? resolvePlacement(s.backend, s.placement) : undefined;
   }
 
-  /** Re-attaches to a screen that is already running (after a window reload); creates nothing. */
+  /**
+   * Finds a screen that outlived a window reload or a restart: first the one the marker records
+   * (whatever the settings say now), else one the settings point at. Creates nothing.
+   */
   attach(): Promise<void> {
     return this.serialize(async () => {
-      const placement = this.placement();
-      if (!placement || placement.where === 'refused') {
-        this.setStatus({ state: placement ? 'refused' : 'stopped', placement, problem: this.placementProblem(placement) });
+      const owner = await this.recordedOwner();
+      if (owner === 'gone' || owner === 'unknown') {
         return;
       }
-      const sandbox = await this.findSandbox(placement).catch((err: unknown) => {
-        this.log.debug(`attach: no sandbox to attach to: ${describe(err)}`);
-        return undefined;
-      });
-      if (!sandbox) {
-        this.setStatus({ state: 'stopped', placement });
+      const target = owner ?? (await this.settingsTarget(false));
+      if (!target) {
+        const placement = this.placement();
+        const problem = this.placementProblem(placement);
+        this.setStatus({ state: problem?.code === 'refused' ? 'refused' : 'stopped', placement, problem: problem?.code === 'refused' ? problem : undefined });
         return;
       }
-      const { command, input } = launcherCommand(sandbox, this.settings().workspaceKey, { mode: 'status' });
-      const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
-      const screen = result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
+      const screen = await this.launcherStatus(target.sandbox);
       if (screen) {
-        this.log.info(`attached to the running screen ${screen.display} (pid ${screen.pid}) in ${sandbox.name}`);
-        this.running(placement, sandbox, screen);
+        this.log.info(`attached to the running screen ${screen.display} (pid ${screen.pid}) in ${target.sandbox.name}`);
+        this.running(target, screen);
       } else {
-        this.setStatus({ state: 'stopped', placement });
+        this.markers.remove(this.settings().workspaceKey);
+        this.setStatus({ state: 'stopped', placement: target.placement });
       }
     });
   }
 
   start(): Promise<ScreenStatus> {
     return this.serialize(async () => {
-      const placement = this.placement();
-      const refusal = this.placementProblem(placement);
-      if (!placement || refusal) {
-        this.fail('refused', placement, refusal ?? { code: 'refused', backend: this.settings().backendRaw });
-      }
       const settings = this.settings();
+      // A screen recorded elsewhere (the settings changed since) is adopted, not duplicated.
+      const owner = await this.recordedOwner();
+      const placement = owner && typeof owner === 'object' ? owner.placement : this.placement();
+      const refusal = owner && typeof owner === 'object' ? undefined : this.placementProblem(placement);
+      if (!placement || refusal) {
+        this.fail(refusal?.code === 'refused' ? 'refused' : 'blocked', placement, refusal ?? { code: 'refused', backend: settings.backendRaw });
+      }
       if (!parseGeometry(settings.geometry)) {
         this.fail('error', placement, { code: 'badGeometry', geometry: settings.geometry });
       }
       this.setStatus({ state: 'starting', placement });
-      let sandbox: Sandbox;
+      let target: Live;
       try {
-        sandbox = await this.prepareSandbox(placement!);
+        target = owner && typeof owner === 'object' ? owner : (await this.settingsTarget(true))!;
       } catch (err) {
         this.fail('blocked', placement, problemOf(err));
       }
+      const { sandbox } = target;
       const { command, input } = launcherCommand(sandbox, settings.workspaceKey, {
         mode: 'start',
         geometry: settings.geometry,
@@ -137,13 +145,13 @@ export class ScreenController {
       const screen = result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
       if (screen) {
         this.log.info(`screen ${screen.display} ${screen.adopted ? 'adopted' : 'started'} (launcher pid ${screen.pid}) in ${sandbox.name}`);
-        this.running(placement!, sandbox, screen);
+        this.running(target, screen);
         return this.current;
       }
       if (result.exitCode === EXIT_MISSING_BINARIES) {
         this.fail('blocked', placement, { code: 'missingBinaries', onHost: sandbox.onHost, names: parseMissing(result.stdout) });
       }
-      if (await this.sandboxGone(sandbox)) {
+      if ((await target.backend.liveness(sandbox)) === 'gone') {
         this.fail('gone', placement, { code: 'sandboxGone' });
       }
       if (result.exitCode === EXIT_START_TIMEOUT) {
@@ -153,28 +161,28 @@ export class ScreenController {
     });
   }
 
+  /** Stops the screen in the sandbox that hosts it: the recorded owner wins over the settings. */
   stop(): Promise<ScreenStatus> {
     return this.serialize(async () => {
-      const placement = this.current.placement ?? this.placement();
-      const sandbox = this.sandbox ?? (placement ? await this.findSandbox(placement).catch(() => undefined) : undefined);
+      const key = this.settings().workspaceKey;
+      const owner = await this.recordedOwner();
+      const target = typeof owner === 'object' ? owner : (this.live ?? (await this.settingsTarget(false).catch(() => undefined)));
       this.stopLiveness();
-      if (!sandbox) {
-        this.setStatus({ state: 'stopped', placement });
+      this.live = undefined;
+      if (!target) {
+        this.markers.remove(key);
+        this.setStatus({ ...this.current, state: this.current.state === 'gone' ? 'gone' : 'stopped', screen: undefined });
         return this.current;
       }
-      this.setStatus({ ...this.current, state: 'stopping' });
-      const { command, input } = launcherCommand(sandbox, this.settings().workspaceKey, { mode: 'stop' });
+      this.setStatus({ ...this.current, placement: target.placement, state: 'stopping' });
+      const { command, input } = launcherCommand(target.sandbox, key, { mode: 'stop' });
       const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
-      this.sandbox = undefined;
-      if (result.exitCode !== 0 && (await this.sandboxGone(sandbox))) {
-        this.setStatus({ state: 'stopped', placement });
-        return this.current;
+      if (result.exitCode !== 0 && (await target.backend.liveness(target.sandbox)) !== 'gone') {
+        this.fail('error', target.placement, commandFailed('stop', result));
       }
-      if (result.exitCode !== 0) {
-        this.fail('error', placement, commandFailed('stop', result));
-      }
-      this.log.info(`screen stopped in ${sandbox.name}`);
-      this.setStatus({ state: 'stopped', placement });
+      this.markers.remove(key);
+      this.log.info(`screen stopped in ${target.sandbox.name}`);
+      this.setStatus({ state: 'stopped', placement: target.placement });
       return this.current;
     });
   }
@@ -182,44 +190,42 @@ export class ScreenController {
   /** A new relay to the running screen's RFB socket; the caller owns (and kills) it. */
   openRelay(): StreamProcess {
     const screen = this.current.screen;
-    if (this.current.state !== 'running' || !this.sandbox || !screen) {
-      throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'commandFailed', what: 'relay', detail: 'the screen is not running' });
+    const live = this.live;
+    if (this.current.state !== 'running' || !live || !screen) {
+      throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'notRunning' });
     }
-    const relay = openStream(rfbRelayCommand(this.sandbox, screen.socket));
-    const sandbox = this.sandbox;
+    const relay = openStream(rfbRelayCommand(live.sandbox, screen.socket));
     void relay.exited.then(({ exitCode, stderr }) => {
       this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
       // 137 is what a docker exec client returns when its container vanished: check now
       // instead of waiting for the next liveness tick.
-      if (this.sandbox === sandbox && !this.disposed) {
+      if (this.live === live && !this.disposed) {
         void this.checkLiveness();
       }
     });
     return relay;
   }
 
-  /** Checks that the sandbox hosting the running screen still exists; marks it gone if not. */
+  /** Checks that the running screen's sandbox (and, on this machine, the screen) still exists. */
   async checkLiveness(): Promise<void> {
-    const sandbox = this.sandbox;
-    if (!sandbox || this.current.state !== 'running') {
+    const live = this.live;
+    if (!live || this.current.state !== 'running') {
       return;
     }
-    if (sandbox.onHost) {
-      const { command, input } = launcherCommand(sandbox, this.settings().workspaceKey, { mode: 'status' });
+    if (live.sandbox.onHost) {
+      const { command, input } = launcherCommand(live.sandbox, this.settings().workspaceKey, { mode: 'status' });
       const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
-      if (result.exitCode === 1 && this.sandbox === sandbox) {
+      if (result.exitCode === 1 && this.live === live) {
         this.log.warn('the screen on this machine is no longer running');
-        this.sandbox = undefined;
-        this.stopLiveness();
-        this.setStatus({ state: 'stopped', placement: this.current.placement });
+        this.forget();
+        this.setStatus({ state: 'stopped', placement: live.placement });
       }
       return;
     }
-    if ((await this.sandboxGone(sandbox)) && this.sandbox === sandbox) {
-      this.log.warn(`the sandbox ${sandbox.name} hosting this screen is gone`);
-      this.sandbox = undefined;
-      this.stopLiveness();
-      this.setStatus({ state: 'gone', placement: this.current.placement, problem: { code: 'sandboxGone' }, sandbox: this.current.sandbox });
+    if ((await live.backend.liveness(live.sandbox)) === 'gone' && this.live === live) {
+      this.log.warn(`the sandbox ${live.sandbox.name} hosting this screen is gone`);
+      this.forget();
+      this.setStatus({ state: 'gone', placement: live.placement, problem: { code: 'sandboxGone' }, sandbox: this.current.sandbox });
     }
   }
 
@@ -229,8 +235,65 @@ export class ScreenController {
     this.listeners.clear();
   }
 
-  private running(placement: Placement, sandbox: Sandbox, screen: PublishedScreen): void {
-    this.sandbox = sandbox;
+  /**
+   * The sandbox the marker records, checked: `gone` (marker dropped, status says so), `unknown`
+   * (the CLI could not tell; the marker stays), or undefined when there is no usable marker.
+   */
+  private async recordedOwner(): Promise<Live | 'gone' | 'unknown' | undefined> {
+    const key = this.settings().workspaceKey;
+    const read = this.markers.read(key);
+    if (!read.marker) {
+      if (read.problem) {
+        this.log.warn(`ignoring the screen marker ${this.markers.path(key)}: ${read.problem}`);
+      }
+      return undefined;
+    }
+    const marker = read.marker;
+    const backend = backendFor(marker.placement, this.settings(), this.log);
+    if (!backend) {
+      this.log.warn(`the screen marker names ${marker.sandbox.backend}, which this version cannot reach; ignoring it`);
+      return undefined;
+    }
+    const sandbox = await backend.fromIdentity(marker.sandbox);
+    const liveness = await backend.liveness(sandbox);
+    if (liveness === 'gone') {
+      this.log.warn(`the sandbox ${marker.sandbox.name} recorded for this screen is gone`);
+      this.markers.remove(key);
+      this.forget();
+      this.setStatus({ state: 'gone', placement: marker.placement, problem: { code: 'sandboxGone' } });
+      return 'gone';
+    }
+    if (liveness === 'unknown') {
+      this.setStatus({ state: 'error', placement: marker.placement, problem: { code: 'sandboxUnknown', name: marker.sandbox.name } });
+      return 'unknown';
+    }
+    return { placement: marker.placement, backend, sandbox };
+  }
+
+  /** The sandbox the current settings point at, created when `create` (a start). */
+  private async settingsTarget(create: boolean): Promise<Live | undefined> {
+    const placement = this.placement();
+    if (!placement || this.placementProblem(placement)) {
+      return undefined;
+    }
+    const backend = backendFor(placement, this.settings(), this.log)!;
+    const sandbox = create ? await backend.prepare() : await backend.find().catch((err: unknown) => {
+      this.log.debug(`no sandbox to attach to: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    });
+    return sandbox ? { placement, backend, sandbox } : undefined;
+  }
+
+  private async launcherStatus(sandbox: Sandbox): Promise<PublishedScreen | undefined> {
+    const { command, input } = launcherCommand(sandbox, this.settings().workspaceKey, { mode: 'status' });
+    const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+    return result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
+  }
+
+  private running(target: Live, screen: PublishedScreen): void {
+    this.live = target;
+    const { sandbox, placement } = target;
+    this.markers.write(markerOf(this.settings().workspaceKey, target, screen));
     this.setStatus({
       state: 'running',
       placement,
@@ -241,6 +304,12 @@ export class ScreenController {
     if (!sandbox.onHost) {
       this.livenessTimer = setInterval(() => void this.checkLiveness(), LIVENESS_INTERVAL_MS);
     }
+  }
+
+  private forget(): void {
+    this.live = undefined;
+    this.stopLiveness();
+    this.markers.remove(this.settings().workspaceKey);
   }
 
   private stopLiveness(): void {
@@ -257,122 +326,14 @@ export class ScreenController {
     if (placement.where === 'refused') {
       return { code: 'refused', backend: placement.backend };
     }
-    if (placement.where === 'sandbox' && placement.backend !== 'docker') {
+    if (placement.where === 'sandbox' && !backendFor(placement, this.settings(), this.log)) {
       return { code: 'notImplemented', backend: placement.backend };
     }
     return undefined;
   }
 
-  /** The sandbox for a start: created (docker) or checked (an existing container). */
-  private async prepareSandbox(placement: Placement): Promise<Sandbox> {
-    if (placement.where === 'host') {
-      return hostSandbox(placement.backend);
-    }
-    const { docker: config, workspaceKey } = this.settings();
-    const docker = await this.dockerCli(config.cli);
-    if (config.container) {
-      return this.attachNamedContainer(docker, config.container);
-    }
-    if (!isValidImage(config.image)) {
-      throw new ScreenError({ code: 'badImage', image: config.image });
-    }
-    const existing = await this.findManaged(docker, workspaceKey);
-    if (existing?.running) {
-      return this.withDesktopUser(docker, existing.id, containerName(workspaceKey));
-    }
-    if (existing) {
-      this.log.info(`starting the stopped sandbox container ${existing.id.slice(0, 12)}`);
-      await this.mustSucceed('docker start', docker.start(existing.id));
-      return this.withDesktopUser(docker, existing.id, containerName(workspaceKey));
-    }
-    const image = await run(docker.imageExists(config.image), { timeoutMs: PROBE_TIMEOUT_MS });
-    if (image.exitCode !== 0) {
-      throw new ScreenError({ code: 'imageMissing', image: config.image });
-    }
-    const name = containerName(workspaceKey);
-    this.log.info(`creating the sandbox container ${name} from ${config.image}`);
-    const created = await this.mustSucceed('docker run', docker.runDetached({ image: config.image, name, workspaceKey, pidsLimit: config.pidsLimit }));
-    return this.withDesktopUser(docker, created.stdout.trim(), name);
-  }
-
-  /** The sandbox of an existing screen, if any; never creates or starts anything. */
-  private async findSandbox(placement: Placement): Promise<Sandbox | undefined> {
-    if (placement.where === 'host') {
-      return hostSandbox(placement.backend);
-    }
-    if (placement.where !== 'sandbox' || placement.backend !== 'docker') {
-      return undefined;
-    }
-    const { docker: config, workspaceKey } = this.settings();
-    const docker = await this.dockerCli(config.cli);
-    if (config.container) {
-      return this.attachNamedContainer(docker, config.container);
-    }
-    const existing = await this.findManaged(docker, workspaceKey);
-    return existing?.running ? this.withDesktopUser(docker, existing.id, containerName(workspaceKey)) : undefined;
-  }
-
-  private async dockerCli(cli: string): Promise<DockerCli> {
-    const docker = new DockerCli(cli);
-    const version = await run(docker.serverVersion(), { timeoutMs: PROBE_TIMEOUT_MS });
-    if (version.spawnError) {
-      throw new ScreenError({ code: 'cliMissing', cli });
-    }
-    if (version.exitCode !== 0) {
-      const detail = (version.stderr || version.stdout).trim() || (version.timedOut ? 'timed out' : '');
-      throw new ScreenError(isDaemonDown(detail) || version.timedOut ? { code: 'daemonDown', cli, detail } : { code: 'commandFailed', what: 'docker version', detail });
-    }
-    return docker;
-  }
-
-  /** The agent's own container: used as it is, never started, stopped, removed or recreated. */
-  private async attachNamedContainer(docker: DockerCli, container: string): Promise<Sandbox> {
-    if (!isValidContainerRef(container)) {
-      throw new ScreenError({ code: 'badContainer', container });
-    }
-    const result = await run(docker.inspectState(container), { timeoutMs: PROBE_TIMEOUT_MS });
-    const state = docker.parseState(result);
-    if (state !== 'running') {
-      throw new ScreenError(state === 'unknown' ? commandFailed('docker inspect', result) : { code: 'containerNotRunning', container });
-    }
-    return this.withDesktopUser(docker, result.stdout.trim().split(/\s+/)[0], container);
-  }
-
-  private async findManaged(docker: DockerCli, workspaceKey: string) {
-    const list = await this.mustSucceed('docker ps', docker.findManaged(workspaceKey));
-    const containers = docker.parseManaged(list.stdout);
-    return containers.find((c) => c.running) ?? containers[0];
-  }
-
-  /** The desktop runs as `pn` where the image has that user, else as the exec default. */
-  private async withDesktopUser(docker: DockerCli, id: string, name: string): Promise<Sandbox> {
-    const probe = await run(docker.execArgs(id, undefined, ['id', '-u', DESKTOP_USER], false), { timeoutMs: PROBE_TIMEOUT_MS });
-    return docker.sandbox(id, name, probe.exitCode === 0 ? DESKTOP_USER : undefined);
-  }
-
-  private async sandboxGone(sandbox: Sandbox): Promise<boolean> {
-    if (sandbox.onHost) {
-      return false;
-    }
-    const docker = new DockerCli(this.settings().docker.cli);
-    const result = await run(docker.inspectState(sandbox.id), { timeoutMs: 5_000 });
-    const state = docker.parseState(result);
-    if (state === 'unknown') {
-      this.log.warn(`could not tell whether ${sandbox.name} is alive: ${result.stderr.trim() || 'timed out'}`);
-    }
-    return state === 'gone' || state === 'stopped';
-  }
-
-  private async mustSucceed(what: string, command: Parameters<typeof run>[0]): Promise<RunResult> {
-    const result = await run(command, { timeoutMs: 120_000 });
-    if (result.exitCode !== 0) {
-      throw new ScreenError(commandFailed(what, result));
-    }
-    return result;
-  }
-
   private fail(state: ScreenState, placement: Placement | undefined, problem: Problem): never {
-    this.sandbox = undefined;
+    this.live = undefined;
     this.stopLiveness();
     this.setStatus({ state, placement, problem });
     throw new ScreenError(problem);
@@ -392,19 +353,23 @@ export class ScreenController {
   }
 }
 
-export function containerName(workspaceKey: string): string {
-  return `botscreen-${workspaceKey}`;
-}
-
-function commandFailed(what: string, result: RunResult): Problem {
-  const detail = (result.stderr || result.stdout).trim().slice(-1000) || (result.timedOut ? 'timed out' : `exit ${result.exitCode}`);
-  return { code: 'commandFailed', what, detail };
+function markerOf(workspaceKey: string, target: Live, screen: PublishedScreen): Marker {
+  const { sandbox, placement } = target;
+  return {
+    version: 1,
+    workspaceKey,
+    placement,
+    sandbox: { backend: sandbox.backend, id: sandbox.id, name: sandbox.name },
+    display: screen.display,
+    runtimeDir: screen.runtimeDir,
+    socket: screen.socket,
+    pid: screen.pid,
+    geometry: screen.geometry,
+    startedAt: new Date().toISOString(),
+  };
 }
 
 function problemOf(err: unknown): Problem {
-  return err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: 'start', detail: describe(err) };
+  return err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: 'start', detail: err instanceof Error ? err.message : String(err) };
 }
 
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

@@ -4,12 +4,11 @@ import { after, before, describe, test } from 'node:test';
 import { ScreenError } from '../../src/core/problem';
 import { ScreenController, type ScreenSettings } from '../../src/core/screen';
 import { rfbHandshake } from '../support/rfb';
-import { desktopProcesses, hostProcesses, removeTestContainers, settings, sh, testLog, waitFor } from '../support/env';
+import { desktopProcesses, hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 
-const RELAY_PATTERN = 'Bot Screen relay';
 
 function controllerFor(config: ScreenSettings): ScreenController {
-  return new ScreenController(() => config, testLog);
+  return new ScreenController(() => config, testLog, tempMarkers());
 }
 
 describe('docker sandbox screen', () => {
@@ -86,7 +85,7 @@ describe('docker sandbox screen', () => {
       await relay.exited;
       assert.deepEqual(desktopProcesses(started.sandbox!.id), [], `round ${round}: desktop processes left`);
     }
-    assert.deepEqual(hostProcesses(RELAY_PATTERN), [], 'relay processes left on this machine');
+    assert.deepEqual(hostProcesses(`Bot Screen relay.*/${config.workspaceKey}/rfb\\.sock`), [], 'relay processes left on this machine');
     const containers = sh('docker', ['ps', '-q', '--filter', `label=dev.botscreen.workspace=${config.workspaceKey}`]).split('\n').filter(Boolean);
     assert.equal(containers.length, 1, 'exactly one sandbox container');
   });

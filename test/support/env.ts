@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MarkerStore } from '../../src/core/marker';
 import type { Logger } from '../../src/core/logger';
 import type { ScreenSettings } from '../../src/core/screen';
 
@@ -66,4 +70,9 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, timeo
     await new Promise((r) => setTimeout(r, 50));
   }
   return Date.now() - started;
+}
+
+/** A marker store in a fresh temporary directory (the extension uses its global storage). */
+export function tempMarkers(): MarkerStore {
+  return new MarkerStore(mkdtempSync(join(tmpdir(), 'botscreen-markers-')));
 }

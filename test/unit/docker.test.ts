@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DockerCli, isDaemonDown, isNoSuchContainer } from '../../src/core/docker';
+import { DockerCli, isDaemonDown, isNoSuchContainer } from '../../src/core/backends/dockerCli';
 
 const docker = new DockerCli('docker');
 

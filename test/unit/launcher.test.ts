@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LAUNCHER_SCRIPT, launcherCommand, parseMissing, parsePublished } from '../../src/core/launcher';
 import { RELAY_SOURCE, rfbRelayCommand } from '../../src/core/relay';
-import { DockerCli } from '../../src/core/docker';
+import { DockerCli } from '../../src/core/backends/dockerCli';
 import { hostSandbox } from '../../src/core/sandbox';
 
 const sandbox = new DockerCli('docker').sandbox('cid', 'botscreen-x', 'pn');

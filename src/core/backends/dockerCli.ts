@@ -1,6 +1,6 @@
-import type { Command } from './command';
-import type { RunResult } from './runner';
-import type { Sandbox } from './sandbox';
+import type { Command } from '../command';
+import type { RunResult } from '../runner';
+import type { Sandbox } from '../sandbox';
 
 /** Labels that mark a container as ours; reuse is by these, never by image. */
 export const LABEL_MANAGED = 'dev.botscreen.managed';
@@ -23,7 +23,10 @@ export interface ManagedContainer {
 
 /** Argv builders and output parsers for the Docker CLI (also used for Podman's compatible CLI). */
 export class DockerCli {
-  constructor(readonly cli: string) {}
+  constructor(
+    readonly cli: string,
+    readonly backend: 'docker' | 'podman' = 'docker',
+  ) {}
 
   private cmd(...args: string[]): Command {
     return { command: this.cli, args };
@@ -106,7 +109,7 @@ export class DockerCli {
 
   sandbox(containerId: string, name: string, user: string | undefined): Sandbox {
     return {
-      backend: 'docker',
+      backend: this.backend,
       id: containerId,
       name,
       onHost: false,

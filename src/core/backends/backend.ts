@@ -1,0 +1,45 @@
+import type { Command } from '../command';
+import type { RunResult } from '../runner';
+import { ScreenError, type Problem } from '../problem';
+import { run } from '../runner';
+import type { Sandbox } from '../sandbox';
+
+/** What a marker needs to find a sandbox again: backend plus its own identity fields. */
+export interface SandboxIdentity {
+  readonly backend: string;
+  /** Container id, ssh destination, apptainer instance, pod... */
+  readonly id: string;
+  readonly name: string;
+}
+
+export type Liveness = 'alive' | 'gone' | 'unknown';
+
+/**
+ * One sandbox backend (docker, podman, ssh, ...). Backends only build argv and interpret output;
+ * everything runs through the runner.
+ */
+export interface SandboxBackend {
+  /** The sandbox for a start: created or reused as the backend's rules say. */
+  prepare(): Promise<Sandbox>;
+  /** The sandbox of a screen that may already run; never creates or starts anything. */
+  find(): Promise<Sandbox | undefined>;
+  /** A sandbox from a recorded identity (a marker), without checking it. */
+  fromIdentity(identity: SandboxIdentity): Promise<Sandbox>;
+  /** Whether the sandbox still exists; a CLI error or timeout is `unknown`, never `gone`. */
+  liveness(sandbox: Sandbox): Promise<Liveness>;
+}
+
+export const PROBE_TIMEOUT_MS = 15_000;
+
+export function commandFailed(what: string, result: RunResult): Problem {
+  const detail = (result.stderr || result.stdout).trim().slice(-1000) || (result.timedOut ? 'timed out' : `exit ${result.exitCode}`);
+  return { code: 'commandFailed', what, detail };
+}
+
+export async function mustSucceed(what: string, command: Command, timeoutMs = 120_000): Promise<RunResult> {
+  const result = await run(command, { timeoutMs });
+  if (result.exitCode !== 0) {
+    throw new ScreenError(commandFailed(what, result));
+  }
+  return result;
+}

@@ -1,0 +1,128 @@
+import type { Logger } from '../logger';
+import { ScreenError } from '../problem';
+import { run } from '../runner';
+import type { Sandbox } from '../sandbox';
+import { isValidContainerRef, isValidImage } from '../validate';
+import { PROBE_TIMEOUT_MS, commandFailed, mustSucceed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+import { DESKTOP_USER, DockerCli, isDaemonDown, type ManagedContainer } from './dockerCli';
+
+export interface DockerSettings {
+  readonly cli: string;
+  readonly image: string;
+  /** An existing container to attach to (the agent's own); empty means "ours". */
+  readonly container: string;
+  readonly pidsLimit: number;
+}
+
+/**
+ * Docker (and Podman, whose CLI is compatible): our own container, found by labels and
+ * workspace, or the agent's container named in the settings, which is never started, stopped,
+ * removed or recreated.
+ */
+export class DockerBackend implements SandboxBackend {
+  private readonly docker: DockerCli;
+
+  constructor(
+    private readonly config: DockerSettings,
+    private readonly workspaceKey: string,
+    private readonly log: Logger,
+    flavour: 'docker' | 'podman' = 'docker',
+  ) {
+    this.docker = new DockerCli(config.cli, flavour);
+  }
+
+  async prepare(): Promise<Sandbox> {
+    await this.checkDaemon();
+    if (this.config.container) {
+      return this.attachNamed(this.config.container);
+    }
+    if (!isValidImage(this.config.image)) {
+      throw new ScreenError({ code: 'badImage', image: this.config.image });
+    }
+    const existing = await this.findManaged();
+    const name = containerName(this.workspaceKey);
+    if (existing?.running) {
+      return this.withDesktopUser(existing.id, name);
+    }
+    if (existing) {
+      this.log.info(`starting the stopped sandbox container ${existing.id.slice(0, 12)}`);
+      await mustSucceed(`${this.docker.backend} start`, this.docker.start(existing.id));
+      return this.withDesktopUser(existing.id, name);
+    }
+    const image = await run(this.docker.imageExists(this.config.image), { timeoutMs: PROBE_TIMEOUT_MS });
+    if (image.exitCode !== 0) {
+      throw new ScreenError({ code: 'imageMissing', image: this.config.image });
+    }
+    this.log.info(`creating the sandbox container ${name} from ${this.config.image}`);
+    const created = await mustSucceed(
+      `${this.docker.backend} run`,
+      this.docker.runDetached({ image: this.config.image, name, workspaceKey: this.workspaceKey, pidsLimit: this.config.pidsLimit }),
+    );
+    return this.withDesktopUser(created.stdout.trim(), name);
+  }
+
+  async find(): Promise<Sandbox | undefined> {
+    await this.checkDaemon();
+    if (this.config.container) {
+      return this.attachNamed(this.config.container);
+    }
+    const existing = await this.findManaged();
+    return existing?.running ? this.withDesktopUser(existing.id, containerName(this.workspaceKey)) : undefined;
+  }
+
+  fromIdentity(identity: SandboxIdentity): Promise<Sandbox> {
+    return this.withDesktopUser(identity.id, identity.name);
+  }
+
+  async liveness(sandbox: Sandbox): Promise<Liveness> {
+    const result = await run(this.docker.inspectState(sandbox.id), { timeoutMs: 5_000 });
+    const state = this.docker.parseState(result);
+    if (state === 'unknown') {
+      this.log.warn(`could not tell whether ${sandbox.name} is alive: ${result.stderr.trim() || 'timed out'}`);
+    }
+    return state === 'running' ? 'alive' : state === 'unknown' ? 'unknown' : 'gone';
+  }
+
+  private async checkDaemon(): Promise<void> {
+    const cli = this.config.cli;
+    const version = await run(this.docker.serverVersion(), { timeoutMs: PROBE_TIMEOUT_MS });
+    if (version.spawnError) {
+      throw new ScreenError({ code: 'cliMissing', cli });
+    }
+    if (version.exitCode !== 0) {
+      const detail = (version.stderr || version.stdout).trim() || (version.timedOut ? 'timed out' : '');
+      throw new ScreenError(
+        isDaemonDown(detail) || version.timedOut ? { code: 'daemonDown', cli, detail } : { code: 'commandFailed', what: `${cli} version`, detail },
+      );
+    }
+  }
+
+  /** The agent's own container: used as it is, never started, stopped, removed or recreated. */
+  private async attachNamed(container: string): Promise<Sandbox> {
+    if (!isValidContainerRef(container)) {
+      throw new ScreenError({ code: 'badContainer', container });
+    }
+    const result = await run(this.docker.inspectState(container), { timeoutMs: PROBE_TIMEOUT_MS });
+    const state = this.docker.parseState(result);
+    if (state !== 'running') {
+      throw new ScreenError(state === 'unknown' ? commandFailed(`${this.docker.backend} inspect`, result) : { code: 'containerNotRunning', container });
+    }
+    return this.withDesktopUser(result.stdout.trim().split(/\s+/)[0], container);
+  }
+
+  private async findManaged(): Promise<ManagedContainer | undefined> {
+    const list = await mustSucceed(`${this.docker.backend} ps`, this.docker.findManaged(this.workspaceKey));
+    const containers = this.docker.parseManaged(list.stdout);
+    return containers.find((c) => c.running) ?? containers[0];
+  }
+
+  /** The desktop runs as `pn` where the image has that user, else as the exec default. */
+  private async withDesktopUser(id: string, name: string): Promise<Sandbox> {
+    const probe = await run(this.docker.execArgs(id, undefined, ['id', '-u', DESKTOP_USER], false), { timeoutMs: PROBE_TIMEOUT_MS });
+    return this.docker.sandbox(id, name, probe.exitCode === 0 ? DESKTOP_USER : undefined);
+  }
+}
+
+export function containerName(workspaceKey: string): string {
+  return `botscreen-${workspaceKey}`;
+}
