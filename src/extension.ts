@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
+import { registerImageCommands } from './commands/image';
 import { registerScreenCommands } from './commands/screen';
 import { Ctx } from './ctx';
+import { migrateRetiredImage } from './settings';
 
 let ctx: Ctx | undefined;
 
@@ -8,14 +10,18 @@ export function activate(context: vscode.ExtensionContext): void {
   const current = new Ctx(context);
   ctx = current;
   registerScreenCommands(current);
+  registerImageCommands(current);
   // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
   // a slow Docker daemon must not hold up activation.
-  void current.controller.attach().then(() => {
-    const autoStart = vscode.workspace.getConfiguration('botScreen').get<boolean>('autoStart');
-    if (autoStart && current.controller.status.state !== 'running') {
-      void vscode.commands.executeCommand('botScreen.start');
-    }
-  });
+  void migrateRetiredImage(current.log)
+    .catch((err: unknown) => current.log.warn(`settings migration failed: ${String(err)}`))
+    .then(() => current.controller.attach())
+    .then(() => {
+      const autoStart = vscode.workspace.getConfiguration('botScreen').get<boolean>('autoStart');
+      if (autoStart && current.controller.status.state !== 'running') {
+        void vscode.commands.executeCommand('botScreen.start');
+      }
+    });
 }
 
 export function deactivate(): void {

@@ -26,8 +26,10 @@ export function problemMessage(problem: Problem): string {
       return vscode.l10n.t('"{0}" is not a screen size: "botScreen.screen.geometry" must look like 1280x800 (each side 320 to 8192). Nothing was run.', problem.geometry);
     case 'badContainer':
       return vscode.l10n.t('"{0}" is not a valid container name (check "botScreen.sandbox.docker.container"). Nothing was run.', problem.container);
-    case 'imageMissing':
-      return vscode.l10n.t('The sandbox image {0} is not available to Docker. Build it with scripts/build-sandbox-image.sh, or pull it, then start again.', problem.image);
+    case 'imageUnavailable':
+      return problem.keptContainer
+        ? vscode.l10n.t('The image {0} is not available and could not be pulled ({1}). The current sandbox container was kept as it is.', problem.image, problem.detail)
+        : vscode.l10n.t('The sandbox image {0} is not available and could not be pulled ({1}). Build it with scripts/build-sandbox-image.sh, or pull it, then start again.', problem.image, problem.detail);
     case 'containerNotRunning':
       return vscode.l10n.t('The container {0} named in "botScreen.sandbox.docker.container" is not running. Bot Screen never starts or recreates a container it does not own: start it yourself, then start the screen.', problem.container);
     case 'missingBinaries':
@@ -95,6 +97,8 @@ export function viewStrings(): ViewStrings {
     openInEditor: vscode.l10n.t('Open in Editor'),
     installHostDesktop: vscode.l10n.t('Install desktop on this machine'),
     showLogs: vscode.l10n.t('Show Logs'),
+    switchImage: vscode.l10n.t('Switch image'),
+    keepImage: vscode.l10n.t('Keep current image'),
     releaseKeyboard: vscode.l10n.t('Release keyboard'),
     keyboardCaptured: vscode.l10n.t('Keys go to the screen. Release with Ctrl+Alt+Shift+K.'),
     connecting: vscode.l10n.t('connecting'),
@@ -127,11 +131,16 @@ export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatu
   if (!inEditor) {
     actions.push('openInEditor');
   }
+  const details = status.problem ? [problemMessage(status.problem)] : [];
+  if (status.imageSwitch) {
+    actions.unshift('switchImage', 'keepImage');
+    details.push(imageSwitchMessage(status.imageSwitch.current, status.imageSwitch.target));
+  }
   return {
     state: status.state,
     stateLabel: stateLabel(status.state),
     headline: placementHeadline(status.placement),
-    detail: status.problem ? problemMessage(status.problem) : '',
+    detail: details.join('\n\n'),
     actions,
     geometry: status.screen?.geometry,
   };
@@ -139,4 +148,12 @@ export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatu
 
 function firstLine(text: string): string {
   return text.split('\n')[0].slice(0, 300);
+}
+
+export function imageSwitchMessage(current: string, target: string): string {
+  return vscode.l10n.t(
+    'The sandbox container still runs {0}; the default image is now {1}. Switching recreates the container from {1}: folders mounted into it stay, packages installed inside the container do not. Keeping pins {0}.',
+    current,
+    target,
+  );
 }

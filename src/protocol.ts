@@ -24,7 +24,7 @@ export interface ScreenStatusView {
   readonly geometry?: string;
 }
 
-export type ViewAction = 'start' | 'stop' | 'openInEditor' | 'installHostDesktop' | 'showLogs';
+export type ViewAction = 'start' | 'stop' | 'openInEditor' | 'installHostDesktop' | 'showLogs' | 'switchImage' | 'keepImage';
 
 /** Labels the host localises for the webview (the webview has no access to vscode.l10n). */
 export interface ViewStrings {
@@ -33,6 +33,8 @@ export interface ViewStrings {
   readonly openInEditor: string;
   readonly installHostDesktop: string;
   readonly showLogs: string;
+  readonly switchImage: string;
+  readonly keepImage: string;
   readonly releaseKeyboard: string;
   readonly keyboardCaptured: string;
   readonly connecting: string;
@@ -60,4 +62,3 @@ export type WebviewToHost =
   /** For tests and benchmarks: the first framebuffer update after connect was drawn. */
   | { readonly type: 'frame'; readonly atMs: number };
 
-export const VIEW_ACTIONS: readonly ViewAction[] = ['start', 'stop', 'openInEditor', 'installHostDesktop', 'showLogs'];

@@ -130,5 +130,9 @@ export function actionCommand(action: ViewAction): string {
       return 'botScreen.installHostDesktop';
     case 'showLogs':
       return 'botScreen.showLogs';
+    case 'switchImage':
+      return 'botScreen.switchImage';
+    case 'keepImage':
+      return 'botScreen.keepImage';
   }
 }

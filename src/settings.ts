@@ -6,6 +6,9 @@ import type { ScreenSettings } from './core/screen';
 
 /** The one place that names the default desktop image. */
 export const DEFAULT_IMAGE = 'botscreen/sandbox:desktop';
+/** Earlier defaults: a setting still holding one of these follows the new default instead. */
+export const RETIRED_DEFAULT_IMAGES: readonly string[] = ['botscreen/sandbox:bookworm', 'botscreen/desktop:latest'];
+const IMAGE_SETTING = 'sandbox.docker.image';
 export const DEFAULT_GEOMETRY = '1280x800';
 export const DEFAULT_PIDS_LIMIT = 2048;
 
@@ -31,10 +34,12 @@ export function readSettings(log: Logger): ScreenSettings {
     geometry: String(config.get('screen.geometry') ?? DEFAULT_GEOMETRY).trim(),
     docker: {
       cli: String(config.get('sandbox.docker.path') || 'docker'),
-      image: String(config.get('sandbox.docker.image') || DEFAULT_IMAGE).trim(),
+      image: String(config.get(IMAGE_SETTING) || DEFAULT_IMAGE).trim(),
+      imagePinned: isImagePinned(config),
       container: String(config.get('sandbox.docker.container') ?? '').trim(),
       pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
     },
+    idleStopMinutes: Math.max(0, Number(config.get('idleStopMinutes') ?? 30) || 0),
     workspaceKey: workspaceKey(),
   };
 }
@@ -49,5 +54,39 @@ function warnOnce(log: Logger, message: string): void {
   if (!warned.has(message)) {
     warned.add(message);
     log.warn(message);
+  }
+}
+
+/**
+ * Pinned means written by the user in any scope, even to the default value: a value comparison
+ * could not tell "chose the default on purpose" from "never chose".
+ */
+function isImagePinned(config: vscode.WorkspaceConfiguration): boolean {
+  const scopes = config.inspect<string>(IMAGE_SETTING);
+  return [scopes?.globalValue, scopes?.workspaceValue, scopes?.workspaceFolderValue].some((value) => value !== undefined);
+}
+
+/** Pins the image in the user's settings (Switch pins the target, Keep pins the current one). */
+export async function pinImage(image: string): Promise<void> {
+  await vscode.workspace.getConfiguration('botScreen').update(IMAGE_SETTING, image, vscode.ConfigurationTarget.Global);
+}
+
+/**
+ * A saved image equal to a retired default is unset (not rewritten), so it follows the new
+ * default and reaches the Switch/Keep question. A user's own image is never touched.
+ */
+export async function migrateRetiredImage(log: Logger): Promise<void> {
+  const config = vscode.workspace.getConfiguration('botScreen');
+  const scopes = config.inspect<string>(IMAGE_SETTING);
+  const targets: Array<[string | undefined, vscode.ConfigurationTarget]> = [
+    [scopes?.globalValue, vscode.ConfigurationTarget.Global],
+    [scopes?.workspaceValue, vscode.ConfigurationTarget.Workspace],
+    [scopes?.workspaceFolderValue, vscode.ConfigurationTarget.WorkspaceFolder],
+  ];
+  for (const [value, target] of targets) {
+    if (value !== undefined && RETIRED_DEFAULT_IMAGES.includes(value.trim())) {
+      log.info(`botScreen.sandbox.docker.image ${value} was a default that is retired; unsetting it to follow ${DEFAULT_IMAGE}`);
+      await config.update(IMAGE_SETTING, undefined, target);
+    }
   }
 }

@@ -57,8 +57,13 @@ export class MarkerStore {
     renameSync(temporary, target);
   }
 
+  /** Best effort: a marker that cannot be removed (say, a directory in its place) is left. */
   remove(workspaceKey: string): void {
-    rmSync(this.path(workspaceKey), { force: true });
+    try {
+      rmSync(this.path(workspaceKey), { force: true });
+    } catch {
+      // read() already treats whatever is there as "no marker".
+    }
   }
 }
 

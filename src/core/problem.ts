@@ -10,7 +10,8 @@ export type Problem =
   | { readonly code: 'badImage'; readonly image: string }
   | { readonly code: 'badGeometry'; readonly geometry: string }
   | { readonly code: 'badContainer'; readonly container: string }
-  | { readonly code: 'imageMissing'; readonly image: string }
+  /** The image is neither present nor pullable; `keptContainer` names the container left as it was. */
+  | { readonly code: 'imageUnavailable'; readonly image: string; readonly detail: string; readonly keptContainer?: string }
   | { readonly code: 'containerNotRunning'; readonly container: string }
   | { readonly code: 'missingBinaries'; readonly onHost: boolean; readonly names: readonly string[] }
   | { readonly code: 'startTimeout'; readonly log: string }

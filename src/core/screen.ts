@@ -1,5 +1,5 @@
 import type { ScreenState } from '../protocol';
-import type { SandboxBackend } from './backends/backend';
+import type { ImageSwitch, SandboxBackend } from './backends/backend';
 import { commandFailed, PROBE_TIMEOUT_MS } from './backends/backend';
 import type { DockerSettings } from './backends/docker';
 import { backendFor } from './backends/index';
@@ -30,6 +30,8 @@ export interface ScreenSettings {
   readonly backendRaw: string;
   readonly geometry: string;
   readonly docker: DockerSettings;
+  /** Stop a screen nobody used for this long; 0 disables. */
+  readonly idleStopMinutes: number;
   /** Identifies this VS Code window's workspace: container labels, runtime dir, marker. */
   readonly workspaceKey: string;
 }
@@ -40,10 +42,19 @@ export interface ScreenStatus {
   readonly problem?: Problem;
   readonly sandbox?: { readonly backend: BackendName; readonly id: string; readonly name: string; readonly onHost: boolean };
   readonly screen?: PublishedScreen;
+  /** Set while a default-image change waits for Switch or Keep. */
+  readonly imageSwitch?: ImageSwitch;
 }
 
 const START_TIMEOUT_S = 20;
 const LIVENESS_INTERVAL_MS = 1_000;
+
+export interface ControllerOptions {
+  /** How often idleness is checked (tests shorten it). */
+  readonly idleCheckMs?: number;
+  /** True while a person holds control: the screen then never idles out. */
+  readonly humanHasControl?: () => boolean;
+}
 
 /** The screen that is running, and everything needed to reach it again. */
 interface Live {
@@ -63,13 +74,21 @@ export class ScreenController {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(status: ScreenStatus) => void>();
   private livenessTimer: NodeJS.Timeout | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private lastActivity = Date.now();
   private disposed = false;
 
   constructor(
     private readonly settings: () => ScreenSettings,
     private readonly log: Logger,
     private readonly markers: MarkerStore,
+    private readonly options: ControllerOptions = {},
   ) {}
+
+  /** Relay bytes and agent actions keep the screen from idling out. */
+  noteActivity(): void {
+    this.lastActivity = Date.now();
+  }
 
   get status(): ScreenStatus {
     return this.current;
@@ -168,6 +187,7 @@ export class ScreenController {
       const owner = await this.recordedOwner();
       const target = typeof owner === 'object' ? owner : (this.live ?? (await this.settingsTarget(false).catch(() => undefined)));
       this.stopLiveness();
+      clearInterval(this.idleTimer);
       this.live = undefined;
       if (!target) {
         this.markers.remove(key);
@@ -195,6 +215,7 @@ export class ScreenController {
       throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'notRunning' });
     }
     const relay = openStream(rfbRelayCommand(live.sandbox, screen.socket));
+    relay.stdout.on('data', () => this.noteActivity());
     void relay.exited.then(({ exitCode, stderr }) => {
       this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
       // 137 is what a docker exec client returns when its container vanished: check now
@@ -232,6 +253,7 @@ export class ScreenController {
   dispose(): void {
     this.disposed = true;
     this.stopLiveness();
+    clearInterval(this.idleTimer);
     this.listeners.clear();
   }
 
@@ -293,7 +315,12 @@ export class ScreenController {
   private running(target: Live, screen: PublishedScreen): void {
     this.live = target;
     const { sandbox, placement } = target;
-    this.markers.write(markerOf(this.settings().workspaceKey, target, screen));
+    try {
+      this.markers.write(markerOf(this.settings().workspaceKey, target, screen));
+    } catch (err) {
+      // The screen runs regardless; a reload then finds it through the settings instead.
+      this.log.warn(`could not record the screen marker: ${err instanceof Error ? err.message : String(err)}`);
+    }
     this.setStatus({
       state: 'running',
       placement,
@@ -304,11 +331,25 @@ export class ScreenController {
     if (!sandbox.onHost) {
       this.livenessTimer = setInterval(() => void this.checkLiveness(), LIVENESS_INTERVAL_MS);
     }
+    this.noteActivity();
+    clearInterval(this.idleTimer);
+    this.idleTimer = setInterval(() => void this.stopIfIdle(), this.options.idleCheckMs ?? 30_000);
+  }
+
+  private async stopIfIdle(): Promise<void> {
+    const minutes = this.settings().idleStopMinutes;
+    const idleMs = Date.now() - this.lastActivity;
+    if (this.current.state !== 'running' || !(minutes > 0) || idleMs < minutes * 60_000 || this.options.humanHasControl?.()) {
+      return;
+    }
+    this.log.info(`stopping the screen: idle for ${Math.round(idleMs / 1000)} s (botScreen.idleStopMinutes ${minutes})`);
+    await this.stop().catch((err: unknown) => this.log.warn(`idle stop failed: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   private forget(): void {
     this.live = undefined;
     this.stopLiveness();
+    clearInterval(this.idleTimer);
     this.markers.remove(this.settings().workspaceKey);
   }
 
@@ -346,8 +387,22 @@ export class ScreenController {
     }
   }
 
+  /**
+   * Asks the backend whether our sandbox runs an image other than the default, so the view can
+   * offer Switch / Keep. Failures only mean "no question to ask now".
+   */
+  private async refreshImageSwitch(): Promise<void> {
+    const placement = this.current.placement ?? this.placement();
+    const backend = placement?.where === 'sandbox' ? backendFor(placement, this.settings(), this.log) : undefined;
+    const imageSwitch = backend?.pendingSwitch ? await backend.pendingSwitch().catch(() => undefined) : undefined;
+    if (imageSwitch?.current !== this.current.imageSwitch?.current || imageSwitch?.target !== this.current.imageSwitch?.target) {
+      this.setStatus({ ...this.current, imageSwitch });
+    }
+  }
+
   private serialize<T>(operation: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(operation, operation);
+    const withQuestion = () => operation().finally(() => this.refreshImageSwitch());
+    const next = this.queue.then(withQuestion, withQuestion);
     this.queue = next.catch(() => undefined);
     return next;
   }

@@ -28,8 +28,9 @@ export function settings(overrides: Partial<Omit<ScreenSettings, 'docker'>> & { 
     backendRaw: 'docker',
     geometry: '1280x800',
     workspaceKey: uniqueKey(),
+    idleStopMinutes: 0,
     ...rest,
-    docker: { cli: 'docker', image: IMAGE, container: '', pidsLimit: 2048, ...docker },
+    docker: { cli: 'docker', image: IMAGE, container: '', pidsLimit: 2048, imagePinned: false, ...docker },
   };
 }
 

@@ -27,6 +27,15 @@ export interface SandboxBackend {
   fromIdentity(identity: SandboxIdentity): Promise<Sandbox>;
   /** Whether the sandbox still exists; a CLI error or timeout is `unknown`, never `gone`. */
   liveness(sandbox: Sandbox): Promise<Liveness>;
+  /** Only backends that create their own sandboxes from an image can have a pending switch. */
+  pendingSwitch?(): Promise<ImageSwitch | undefined>;
+}
+
+/** Our sandbox runs an image other than the (unpinned) default: a decision for the user. */
+export interface ImageSwitch {
+  readonly current: string;
+  readonly target: string;
+  readonly containerId: string;
 }
 
 export const PROBE_TIMEOUT_MS = 15_000;

@@ -3,7 +3,7 @@ import { ScreenError } from '../problem';
 import { run } from '../runner';
 import type { Sandbox } from '../sandbox';
 import { isValidContainerRef, isValidImage } from '../validate';
-import { PROBE_TIMEOUT_MS, commandFailed, mustSucceed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+import { PROBE_TIMEOUT_MS, commandFailed, mustSucceed, type ImageSwitch, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
 import { DESKTOP_USER, DockerCli, isDaemonDown, type ManagedContainer } from './dockerCli';
 
 export interface DockerSettings {
@@ -12,7 +12,10 @@ export interface DockerSettings {
   /** An existing container to attach to (the agent's own); empty means "ours". */
   readonly container: string;
   readonly pidsLimit: number;
+  /** The user wrote the image setting in some scope (even to the default value). */
+  readonly imagePinned: boolean;
 }
+
 
 /**
  * Docker (and Podman, whose CLI is compatible): our own container, found by labels and
@@ -41,6 +44,17 @@ export class DockerBackend implements SandboxBackend {
     }
     const existing = await this.findManaged();
     const name = containerName(this.workspaceKey);
+    if (existing && this.config.imagePinned) {
+      const current = await this.containerImage(existing.id);
+      if (current !== undefined && current !== this.config.image) {
+        // The new image must exist before the old container goes; if it cannot be had, the
+        // old container stays exactly as it is.
+        await this.ensureImage(existing.id);
+        this.log.info(`replacing ${name} (image ${current}) with a container of the pinned image ${this.config.image}`);
+        await mustSucceed(`${this.docker.backend} rm`, this.docker.remove(existing.id));
+        return this.create(name);
+      }
+    }
     if (existing?.running) {
       return this.withDesktopUser(existing.id, name);
     }
@@ -49,10 +63,42 @@ export class DockerBackend implements SandboxBackend {
       await mustSucceed(`${this.docker.backend} start`, this.docker.start(existing.id));
       return this.withDesktopUser(existing.id, name);
     }
-    const image = await run(this.docker.imageExists(this.config.image), { timeoutMs: PROBE_TIMEOUT_MS });
-    if (image.exitCode !== 0) {
-      throw new ScreenError({ code: 'imageMissing', image: this.config.image });
+    await this.ensureImage(undefined);
+    return this.create(name);
+  }
+
+  /** A default-image change waiting for the user's decision; never for a container not ours. */
+  async pendingSwitch(): Promise<ImageSwitch | undefined> {
+    if (this.config.container || this.config.imagePinned) {
+      return undefined;
     }
+    const existing = await this.findManaged();
+    const current = existing ? await this.containerImage(existing.id) : undefined;
+    return existing && current !== undefined && current !== this.config.image
+      ? { current, target: this.config.image, containerId: existing.id }
+      : undefined;
+  }
+
+  private async containerImage(id: string): Promise<string | undefined> {
+    const result = await run(this.docker.configImage(id), { timeoutMs: PROBE_TIMEOUT_MS });
+    return result.exitCode === 0 ? result.stdout.trim() : undefined;
+  }
+
+  /** The configured image is present, or pulled now; else a problem saying what stays. */
+  private async ensureImage(keptContainer: string | undefined): Promise<void> {
+    const image = this.config.image;
+    if ((await run(this.docker.imageExists(image), { timeoutMs: PROBE_TIMEOUT_MS })).exitCode === 0) {
+      return;
+    }
+    this.log.info(`pulling ${image}`);
+    const pulled = await run(this.docker.pull(image), { timeoutMs: 30 * 60_000 });
+    if (pulled.exitCode !== 0) {
+      const detail = (pulled.stderr || pulled.stdout).trim().split('\n').slice(-3).join(' ') || (pulled.timedOut ? 'timed out' : '');
+      throw new ScreenError({ code: 'imageUnavailable', image, detail, keptContainer });
+    }
+  }
+
+  private async create(name: string): Promise<Sandbox> {
     this.log.info(`creating the sandbox container ${name} from ${this.config.image}`);
     const created = await mustSucceed(
       `${this.docker.backend} run`,

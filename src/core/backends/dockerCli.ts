@@ -80,6 +80,20 @@ export class DockerCli {
     return this.cmd('start', '--', id);
   }
 
+  /** The image name a container was created from (a rebuilt tag does not change it). */
+  configImage(id: string): Command {
+    return this.cmd('inspect', '--type', 'container', '--format', '{{.Config.Image}}', '--', id);
+  }
+
+  pull(image: string): Command {
+    return this.cmd('pull', '--', image);
+  }
+
+  /** Removes a container; only ever called for one carrying our labels. */
+  remove(id: string): Command {
+    return this.cmd('rm', '-f', '--', id);
+  }
+
   imageExists(image: string): Command {
     return this.cmd('image', 'inspect', '--format', '{{.Id}}', '--', image);
   }

@@ -1,0 +1,421 @@
+/**
+ * The RFB input gate: a stateful parser of the client-to-server RFB byte stream that sits between
+ * a viewer (noVNC in a webview) and the relay to the sandbox's Xvnc. It lets a viewer watch at
+ * all times, but lets its hands (keys, pointer, clipboard, desktop resize, QEMU keys) reach the
+ * screen only while `mayInput()` says this viewer holds control.
+ *
+ * Rules:
+ * - handshake: the 12-byte ProtocolVersion (3.3, 3.7 or 3.8), the 1-byte security type (3.7 and
+ *   3.8 only; only None (1) is accepted: our Xvnc runs `-SecurityTypes None`), then ClientInit,
+ *   whose shared flag is forced to 1 so a viewer can never disconnect the others;
+ * - non-input messages always pass: 0 SetPixelFormat, 2 SetEncodings, 3 FramebufferUpdateRequest,
+ *   150 EnableContinuousUpdates, 248 ClientFence;
+ * - input messages pass whole if `mayInput()` is true when their last byte arrives, else they are
+ *   dropped whole: 4 KeyEvent, 5 PointerEvent, 6 ClientCutText, 251 SetDesktopSize, 255/0 QEMU
+ *   extended key event. `mayInput` is called exactly once per such message;
+ * - a ClientCutText whose payload is larger than `maxClipboard` is dropped whatever the lease,
+ *   skipped as it streams by (never buffered), and `mayInput` is not asked;
+ * - the ExtendedMouseButtons pseudo-encoding (-316) is neutralised in SetEncodings (see
+ *   `rewriteEncodings`) so the server never switches PointerEvent to its 7-byte form, whose
+ *   length only the server-to-client stream could tell us. Every PointerEvent is then 6 bytes for
+ *   the gate and for every server alike;
+ * - anything else (an unknown message type or QEMU subtype, an unsupported protocol version or
+ *   security type, an extended clipboard message shorter than its 4-byte flags) closes the
+ *   stream: `close` carries the reason and nothing more is ever forwarded.
+ *
+ * Decisions are taken per message, never per chunk: for any fragmentation of the same stream the
+ * concatenated forwarded bytes (and the close reason) are the same. Memory held at any time is at
+ * most max(maxClipboard + 8, 8 + 16 * 255) bytes plus a few constants (`bufferedBytes`).
+ */
+
+export const DEFAULT_MAX_CLIPBOARD = 256 * 1024;
+
+/** noVNC advertises it; the server then may switch PointerEvent to 7 bytes (see the header). */
+export const PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS = -316;
+
+/** Client-to-server message types. */
+export enum RfbClientMessage {
+  SetPixelFormat = 0,
+  SetEncodings = 2,
+  FramebufferUpdateRequest = 3,
+  KeyEvent = 4,
+  PointerEvent = 5,
+  ClientCutText = 6,
+  EnableContinuousUpdates = 150,
+  ClientFence = 248,
+  SetDesktopSize = 251,
+  QemuClientMessage = 255,
+}
+
+/** Message types that are someone's hands on the screen. */
+export const RFB_INPUT_TYPES: ReadonlySet<number> = new Set([4, 5, 6, 251, 255]);
+
+export interface RfbInputGateOptions {
+  /** Largest ClientCutText payload (bytes after the 8-byte header) that may pass. Default 256 KiB. */
+  readonly maxClipboard?: number;
+}
+
+export interface RfbGateOutput {
+  /** Bytes to write to the relay, in order (at most one array per push). */
+  readonly forward: Uint8Array[];
+  /** Set once the stream must be closed; sticky. Nothing is forwarded after the offending byte. */
+  readonly close?: string;
+}
+
+type Phase = 'version' | 'security' | 'clientInit' | 'type' | 'header' | 'body' | 'skip' | 'encodings' | 'closed';
+
+const VERSIONS: ReadonlyMap<string, 3.3 | 3.7 | 3.8> = new Map([
+  ['RFB 003.003\n', 3.3],
+  ['RFB 003.007\n', 3.7],
+  ['RFB 003.008\n', 3.8],
+]);
+
+const SECURITY_NONE = 1;
+
+/** Bytes needed before the total length of a message is known (type byte included). */
+function headerBytes(type: number): number | undefined {
+  switch (type) {
+    case RfbClientMessage.SetPixelFormat:
+    case RfbClientMessage.FramebufferUpdateRequest:
+    case RfbClientMessage.KeyEvent:
+    case RfbClientMessage.PointerEvent:
+    case RfbClientMessage.EnableContinuousUpdates:
+      return 1;
+    case RfbClientMessage.QemuClientMessage:
+      return 2; // subtype
+    case RfbClientMessage.SetEncodings:
+      return 4; // u16 number-of-encodings at offset 2
+    case RfbClientMessage.ClientCutText:
+    case RfbClientMessage.SetDesktopSize:
+      return 8; // s32 length at offset 4 / u8 number-of-screens at offset 6
+    case RfbClientMessage.ClientFence:
+      return 9; // u8 payload length at offset 8
+    default:
+      return undefined;
+  }
+}
+
+const FIXED_LENGTH: Readonly<Record<number, number>> = {
+  [RfbClientMessage.SetPixelFormat]: 20,
+  [RfbClientMessage.FramebufferUpdateRequest]: 10,
+  [RfbClientMessage.KeyEvent]: 8,
+  [RfbClientMessage.PointerEvent]: 6,
+  [RfbClientMessage.EnableContinuousUpdates]: 10,
+};
+
+export class RfbInputGate {
+  private readonly maxClipboard: number;
+  private phase: Phase = 'version';
+  /** Handshake bytes or the header of the current message. */
+  private readonly head = new Uint8Array(12);
+  private headLength = 0;
+  private headNeed = 12;
+  /** The current message while it is incomplete (allocated at its exact total length). */
+  private message: Uint8Array | undefined;
+  private messageLength = 0;
+  private skipLeft = 0;
+  /** SetEncodings streaming state. */
+  private encodingsLeft = 0;
+  private readonly entry = new Uint8Array(4);
+  private entryLength = 0;
+  private previousEncoding: number | undefined;
+  private leadingExtendedMouse = 0;
+  private closeReason: string | undefined;
+  private out: Uint8Array[] = [];
+  private outBytes = 0;
+
+  constructor(
+    private readonly mayInput: () => boolean,
+    options: RfbInputGateOptions = {},
+  ) {
+    const max = options.maxClipboard ?? DEFAULT_MAX_CLIPBOARD;
+    if (!Number.isSafeInteger(max) || max < 0 || max > 0x7fffffff) {
+      throw new RangeError(`maxClipboard must be an integer from 0 to 2^31-1, got ${max}`);
+    }
+    this.maxClipboard = max;
+  }
+
+  /** Bytes held while waiting for the rest of a message (the allocation, not just the fill). */
+  get bufferedBytes(): number {
+    return this.headLength + (this.message?.byteLength ?? 0) + this.entryLength;
+  }
+
+  /** The close reason once the stream has been refused. */
+  get closed(): string | undefined {
+    return this.closeReason;
+  }
+
+  push(chunk: Uint8Array): RfbGateOutput {
+    if (this.phase === 'closed') {
+      return { forward: [], close: this.closeReason };
+    }
+    let i = 0;
+    const n = chunk.length;
+    while (i < n && this.closeReason === undefined) {
+      switch (this.phase) {
+        case 'version': {
+          i += this.fillHead(chunk, i);
+          if (this.headLength === this.headNeed) {
+            const text = String.fromCharCode(...this.head.subarray(0, 12));
+            const version = VERSIONS.get(text);
+            if (version === undefined) {
+              this.fail(`unsupported RFB protocol version ${JSON.stringify(text)}`);
+              break;
+            }
+            this.emit(this.head.slice(0, 12));
+            this.resetHead();
+            this.phase = version === 3.3 ? 'clientInit' : 'security';
+          }
+          break;
+        }
+        case 'security': {
+          const type = chunk[i++];
+          if (type !== SECURITY_NONE) {
+            this.fail(`unsupported RFB security type ${type} (only None)`);
+            break;
+          }
+          this.emit(Uint8Array.of(type));
+          this.phase = 'clientInit';
+          break;
+        }
+        case 'clientInit': {
+          i++;
+          this.emit(Uint8Array.of(1)); // shared: never disconnect the other viewers
+          this.phase = 'type';
+          break;
+        }
+        case 'type': {
+          const type = chunk[i++];
+          const need = headerBytes(type);
+          if (need === undefined) {
+            this.fail(`unknown RFB client message type ${type}`);
+            break;
+          }
+          this.head[0] = type;
+          this.headLength = 1;
+          this.headNeed = need;
+          if (need === 1) {
+            this.onHeader();
+          } else {
+            this.phase = 'header';
+          }
+          break;
+        }
+        case 'header': {
+          i += this.fillHead(chunk, i);
+          if (this.headLength === this.headNeed) {
+            this.onHeader();
+          }
+          break;
+        }
+        case 'body': {
+          const message = this.message!;
+          const take = Math.min(message.length - this.messageLength, n - i);
+          message.set(chunk.subarray(i, i + take), this.messageLength);
+          this.messageLength += take;
+          i += take;
+          if (this.messageLength === message.length) {
+            this.message = undefined;
+            this.messageLength = 0;
+            this.complete(message);
+          }
+          break;
+        }
+        case 'skip': {
+          const take = Math.min(this.skipLeft, n - i);
+          this.skipLeft -= take;
+          i += take;
+          if (this.skipLeft === 0) {
+            this.phase = 'type';
+          }
+          break;
+        }
+        case 'encodings': {
+          const take = Math.min(4 - this.entryLength, n - i);
+          this.entry.set(chunk.subarray(i, i + take), this.entryLength);
+          this.entryLength += take;
+          i += take;
+          if (this.entryLength === 4) {
+            this.entryLength = 0;
+            this.onEncoding(readS32(this.entry, 0));
+          }
+          break;
+        }
+      }
+    }
+    return this.flush();
+  }
+
+  private fillHead(chunk: Uint8Array, at: number): number {
+    const take = Math.min(this.headNeed - this.headLength, chunk.length - at);
+    this.head.set(chunk.subarray(at, at + take), this.headLength);
+    this.headLength += take;
+    return take;
+  }
+
+  private resetHead(): void {
+    this.headLength = 0;
+    this.headNeed = 0;
+  }
+
+  /** The header of the current message is complete: its total length is now known. */
+  private onHeader(): void {
+    const head = this.head;
+    const type = head[0];
+    let total: number;
+    switch (type) {
+      case RfbClientMessage.SetEncodings: {
+        const count = (head[2] << 8) | head[3];
+        this.emit(head.slice(0, 4));
+        this.resetHead();
+        if (count === 0) {
+          this.phase = 'type';
+        } else {
+          this.encodingsLeft = count;
+          this.previousEncoding = undefined;
+          this.leadingExtendedMouse = 0;
+          this.phase = 'encodings';
+        }
+        return;
+      }
+      case RfbClientMessage.ClientCutText: {
+        const raw = readU32(head, 4);
+        // A negative s32 length is the extended clipboard; |length| bytes follow either way.
+        const length = raw >= 0x80000000 ? 0x100000000 - raw : raw;
+        if (raw >= 0x80000000 && length < 4) {
+          this.fail(`invalid extended clipboard message (length ${length})`);
+          return;
+        }
+        if (length > this.maxClipboard) {
+          this.resetHead();
+          this.skipLeft = length;
+          this.phase = 'skip';
+          return;
+        }
+        total = 8 + length;
+        break;
+      }
+      case RfbClientMessage.ClientFence:
+        total = 9 + head[8];
+        break;
+      case RfbClientMessage.SetDesktopSize:
+        total = 8 + 16 * head[6];
+        break;
+      case RfbClientMessage.QemuClientMessage:
+        if (head[1] !== 0) {
+          this.fail(`unknown QEMU client message subtype ${head[1]}`);
+          return;
+        }
+        total = 12;
+        break;
+      default:
+        total = FIXED_LENGTH[type];
+    }
+    const message = new Uint8Array(total);
+    message.set(head.subarray(0, this.headLength));
+    const have = this.headLength;
+    this.resetHead();
+    if (have === total) {
+      this.complete(message);
+    } else {
+      this.message = message;
+      this.messageLength = have;
+      this.phase = 'body';
+    }
+  }
+
+  private complete(message: Uint8Array): void {
+    this.phase = 'type';
+    if (!RFB_INPUT_TYPES.has(message[0]) || this.askMayInput()) {
+      this.emit(message);
+    }
+  }
+
+  private askMayInput(): boolean {
+    try {
+      return this.mayInput() === true;
+    } catch {
+      return false; // fail closed
+    }
+  }
+
+  /**
+   * SetEncodings is streamed entry by entry (it can be 256 KiB long and always passes). Each
+   * ExtendedMouseButtons entry is replaced, keeping the message length, by a copy of the nearest
+   * preceding other entry (those before any other entry take the first other entry; a list of
+   * nothing else becomes Raw, which every server supports): a repeated entry changes nothing for
+   * a server, so the client's preferences stay as they were.
+   */
+  private onEncoding(encoding: number): void {
+    if (encoding === PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS) {
+      if (this.previousEncoding === undefined) {
+        this.leadingExtendedMouse++;
+      } else {
+        this.emit(s32Bytes(this.previousEncoding));
+      }
+    } else {
+      for (let k = 0; k <= this.leadingExtendedMouse; k++) {
+        this.emit(s32Bytes(encoding));
+      }
+      this.leadingExtendedMouse = 0;
+      this.previousEncoding = encoding;
+    }
+    this.encodingsLeft--;
+    if (this.encodingsLeft === 0) {
+      for (let k = 0; k < this.leadingExtendedMouse; k++) {
+        this.emit(s32Bytes(0)); // Raw
+      }
+      this.leadingExtendedMouse = 0;
+      this.previousEncoding = undefined;
+      this.phase = 'type';
+    }
+  }
+
+  private fail(reason: string): void {
+    this.closeReason = reason;
+    this.phase = 'closed';
+    this.message = undefined;
+    this.messageLength = 0;
+    this.resetHead();
+    this.entryLength = 0;
+  }
+
+  private emit(bytes: Uint8Array): void {
+    this.out.push(bytes);
+    this.outBytes += bytes.length;
+  }
+
+  private flush(): RfbGateOutput {
+    const pieces = this.out;
+    const size = this.outBytes;
+    this.out = [];
+    this.outBytes = 0;
+    let forward: Uint8Array[];
+    if (pieces.length === 0) {
+      forward = [];
+    } else if (pieces.length === 1) {
+      forward = pieces;
+    } else {
+      const joined = new Uint8Array(size);
+      let at = 0;
+      for (const piece of pieces) {
+        joined.set(piece, at);
+        at += piece.length;
+      }
+      forward = [joined];
+    }
+    return this.closeReason === undefined ? { forward } : { forward, close: this.closeReason };
+  }
+}
+
+function readU32(bytes: Uint8Array, at: number): number {
+  return ((bytes[at] << 24) >>> 0) + ((bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]);
+}
+
+function readS32(bytes: Uint8Array, at: number): number {
+  return (bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3];
+}
+
+function s32Bytes(value: number): Uint8Array {
+  return Uint8Array.of((value >>> 24) & 0xff, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff);
+}
