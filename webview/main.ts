@@ -102,7 +102,7 @@ function actionButton(action: ViewAction): HTMLButtonElement {
   const button = document.createElement('button');
   button.textContent = strings?.[action] ?? action;
   button.dataset.action = action;
-  button.className = action === 'start' || action === 'installHostDesktop' ? 'primary' : 'secondary';
+  button.className = action === 'start' || action === 'installHostDesktop' || action === 'switchImage' ? 'primary' : 'secondary';
   button.addEventListener('click', () => post({ type: 'action', action }));
   return button;
 }
