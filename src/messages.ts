@@ -46,6 +46,28 @@ export function problemMessage(problem: Problem): string {
       return vscode.l10n.t('The screen is not running. Start it first.');
     case 'commandFailed':
       return vscode.l10n.t('{0} failed: {1}', problem.what, problem.detail);
+    case 'badHost':
+      return vscode.l10n.t('"{0}" is not a usable SSH host (check "botScreen.sandbox.ssh.host": no leading "-", no spaces or control characters). Nothing was run.', problem.host);
+    case 'badSshUser':
+      return vscode.l10n.t('"{0}" is not a usable SSH user name (check "botScreen.sandbox.ssh.user"). Nothing was run.', problem.user);
+    case 'badPort':
+      return vscode.l10n.t('"{0}" is not a port number between 1 and 65535 (check "botScreen.sandbox.ssh.port"). Nothing was run.', problem.port);
+    case 'badIdentityFile':
+      return vscode.l10n.t('The SSH identity file "{0}" is not an absolute path to a readable file (check "botScreen.sandbox.ssh.identityFile"). Nothing was run.', problem.path);
+    case 'unsafeControlDir':
+      return vscode.l10n.t('The SSH control socket directory {0} is not private to you (it must be yours and mode 0700). Remove it and try again.', problem.path);
+    case 'sshFailed':
+      return vscode.l10n.t('Could not reach the SSH host {0}: {1}', problem.host, problem.detail);
+    case 'badInstance':
+      return vscode.l10n.t('"{0}" is not a valid Apptainer instance name (check "botScreen.sandbox.apptainer.instance"). Nothing was run.', problem.instance);
+    case 'badKubeName':
+      return vscode.l10n.t('"{1}" is not a valid Kubernetes {0} name (check the "botScreen.sandbox.kubernetes" settings). Nothing was run.', problem.kind, problem.value);
+    case 'podNotSet':
+      return vscode.l10n.t('Set "botScreen.sandbox.kubernetes.pod" to the pod the agent\'s terminal runs in; Bot Screen never creates pods.');
+    case 'podNotFound':
+      return vscode.l10n.t('The pod {0} was not found in namespace {1}. Bot Screen never creates pods: check "botScreen.sandbox.kubernetes.pod".', problem.pod, problem.namespace);
+    case 'podNotRunning':
+      return vscode.l10n.t('The pod {0} is {1}, not Running. Start it, then start the screen.', problem.pod, problem.phase);
   }
 }
 

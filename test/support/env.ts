@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
@@ -20,8 +20,12 @@ export function uniqueKey(): string {
   return `t${randomBytes(5).toString('hex')}`;
 }
 
-export function settings(overrides: Partial<Omit<ScreenSettings, 'docker'>> & { docker?: Partial<ScreenSettings['docker']> } = {}): ScreenSettings {
-  const { docker, ...rest } = overrides;
+type Nested = 'docker' | 'podman' | 'ssh' | 'apptainer' | 'kubernetes';
+
+export function settings(
+  overrides: Partial<Omit<ScreenSettings, Nested>> & { [K in Nested]?: Partial<NonNullable<ScreenSettings[K]>> } = {},
+): ScreenSettings {
+  const { docker, podman, ssh, apptainer, kubernetes, ...rest } = overrides;
   return {
     placement: 'auto',
     backend: 'docker',
@@ -31,6 +35,10 @@ export function settings(overrides: Partial<Omit<ScreenSettings, 'docker'>> & { 
     idleStopMinutes: 0,
     ...rest,
     docker: { cli: 'docker', image: IMAGE, container: '', pidsLimit: 2048, imagePinned: false, ...docker },
+    podman: { path: 'podman', image: IMAGE, container: '', pidsLimit: 2048, imagePinned: false, ...podman },
+    ssh: { host: '', user: '', port: undefined, identityFile: '', path: 'ssh', ...ssh },
+    apptainer: { path: 'apptainer', image: '', instance: '', ...apptainer },
+    kubernetes: { path: 'kubectl', context: '', namespace: '', pod: '', container: '', ...kubernetes },
   };
 }
 
@@ -50,9 +58,22 @@ export function desktopProcesses(containerId: string): string[] {
     .filter(Boolean);
 }
 
-/** Processes on this machine whose command line matches (excluding pgrep itself). */
+/**
+ * Processes of this machine itself whose command line matches. pgrep also sees every container's
+ * processes (one kernel); only those in our own pid namespace run on the host.
+ */
 export function hostProcesses(pattern: string): string[] {
-  return sh('pgrep', ['-a', '-f', pattern]).split('\n').filter(Boolean);
+  const ours = readlinkSync('/proc/self/ns/pid');
+  return sh('pgrep', ['-a', '-f', pattern])
+    .split('\n')
+    .filter(Boolean)
+    .filter((line) => {
+      try {
+        return readlinkSync(`/proc/${line.split(' ')[0]}/ns/pid`) === ours;
+      } catch {
+        return false; // already gone
+      }
+    });
 }
 
 export function removeTestContainers(workspaceKey: string): void {

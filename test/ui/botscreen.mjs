@@ -1,0 +1,42 @@
+// What the UI tests need to know about Bot Screen itself: the key it gives a workspace (which
+// names its container and runtime dir), and that container.
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+
+/** Same as src/settings.ts workspaceKey() for a folder opened in the VS Code Server. */
+export function workspaceKey(folder) {
+  return createHash('sha256').update(`file://${folder}`).digest('hex').slice(0, 12);
+}
+
+export function sh(command, args) {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    return String(err.stdout ?? '');
+  }
+}
+
+/** Ids of the sandbox containers Bot Screen made for this workspace. */
+export function containersOf(folder) {
+  return sh('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=dev.botscreen.workspace=${workspaceKey(folder)}`])
+    .split('\n').filter(Boolean);
+}
+
+/** Removes only this workspace's containers: provably ours (labels) and throwaway (temp workspace). */
+export function removeContainersOf(folder) {
+  const ids = containersOf(folder);
+  if (ids.length > 0) sh('docker', ['rm', '-f', ...ids]);
+}
+
+/** Processes of this machine itself (pgrep also sees every container's) matching a pattern. */
+export function hostProcesses(pattern) {
+  const ours = fs.readlinkSync('/proc/self/ns/pid');
+  return sh('pgrep', ['-a', '-f', pattern]).split('\n').filter(Boolean).filter((line) => {
+    try {
+      return fs.readlinkSync(`/proc/${line.split(' ')[0]}/ns/pid`) === ours;
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,0 +1,106 @@
+// Reload survival, the settings migration and the image question, in a real VS Code.
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import test from 'node:test';
+import {
+  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
+} from './harness.mjs';
+import { containersOf, removeContainersOf, sh, workspaceKey } from './botscreen.mjs';
+
+const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
+
+async function desktopFrame(page, what) {
+  const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+  await waitFor(async () => {
+    const c = await canvasColorCount(frame, { minWidth: 1280 });
+    return c.width === 1280 && c.colors >= 10;
+  }, 30_000, 100, `${what}: the desktop on the canvas`);
+  return frame;
+}
+
+async function withWindow(userSettings, body) {
+  const server = await startServer({ vsixPath: VSIX, userSettings });
+  let workbench;
+  try {
+    workbench = await openWorkbench(server);
+    // The placement indicator shows once Bot Screen is active: its commands are then in the palette.
+    await workbench.page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    await body(server, workbench.page);
+  } finally {
+    await workbench?.close();
+    await server.stop();
+    removeContainersOf(server.workspace);
+  }
+}
+
+const xvncPid = (container) => sh('docker', ['exec', container, 'pgrep', '-x', 'Xvnc']).trim();
+
+test('after Developer: Reload Window the view shows the same Xvnc again', { timeout: 240_000 }, async () => {
+  await withWindow({}, async (server, page) => {
+    await runCommand(page, 'Bot Screen: Start Screen');
+    await desktopFrame(page, 'before the reload');
+    const [container] = containersOf(server.workspace);
+    const pid = xvncPid(container);
+    assert.match(pid, /^\d+$/);
+
+    await runCommand(page, 'Developer: Reload Window');
+    const reloadedAt = Date.now();
+    await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+    const frame = await desktopFrame(page, 'after the reload');
+    const documentToFrame = await frame.evaluate(() => Math.round(window.botScreen.firstFrameAt - performance.timeOrigin));
+    console.log(`# desktop back on the canvas ${Date.now() - reloadedAt} ms after the reload command, ${documentToFrame} ms after the view's document was created`);
+    await screenshot(page, 'ui-after-reload');
+    assert.equal(xvncPid(container), pid, 'the same Xvnc process');
+    assert.equal(await frame.evaluate(() => window.botScreen.hostState), 'running');
+    assert.deepEqual(containersOf(server.workspace), [container], 'no new container');
+
+    await runCommand(page, 'Bot Screen: Stop Screen');
+    await waitFor(() => xvncPid(container) === '', 15_000, 200, 'Stop to end Xvnc after the reload');
+  });
+});
+
+test('a retired default image in the settings is removed; a custom image stays', { timeout: 240_000 }, async () => {
+  const settingsFile = (server) => path.join(server.userDataDir, 'User', 'settings.json');
+  const imageSetting = async (server) => JSON.parse(await fs.readFile(settingsFile(server), 'utf8'))['botScreen.sandbox.docker.image'];
+  await withWindow({ 'botScreen.sandbox.docker.image': 'botscreen/sandbox:bookworm' }, async (server, page) => {
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 30_000 });
+    await waitFor(async () => (await imageSetting(server)) === undefined, 15_000, 200, 'the retired default to be unset');
+  });
+  await withWindow({ 'botScreen.sandbox.docker.image': 'example.org/team/desktop:2' }, async (server, page) => {
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal(await imageSetting(server), 'example.org/team/desktop:2');
+  });
+});
+
+test('a container on another image than the default: the view asks, Keep pins the current image', { timeout: 240_000 }, async () => {
+  const OLD = 'botscreen/sandbox:ui-switch-old';
+  sh('docker', ['tag', 'botscreen/sandbox:desktop', OLD]);
+  try {
+    await withWindow({}, async (server, page) => {
+      // A sandbox of ours for this workspace, created earlier from an older image.
+      const key = workspaceKey(server.workspace);
+      sh('docker', ['run', '-d', '--init', '--name', `botscreen-${key}`, '--label', 'dev.botscreen.managed=1',
+        '--label', `dev.botscreen.workspace=${key}`, OLD, 'sleep', 'infinity']);
+      await runCommand(page, 'Developer: Reload Window');
+      await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+      await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 30_000 });
+      await runCommand(page, 'Bot Screen: Open Screen in Editor');
+      const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+      const keep = frame.locator('button[data-action="keepImage"]');
+      await keep.waitFor({ timeout: 20_000 });
+      assert.equal(await frame.locator('button[data-action="switchImage"]').count(), 1);
+      assert.match(await frame.locator('#detail').textContent(), /still runs botscreen\/sandbox:ui-switch-old.*packages installed inside the container do not/s);
+      await screenshot(page, 'ui-image-question');
+      await keep.click();
+      await waitFor(async () => {
+        const saved = JSON.parse(await fs.readFile(path.join(server.userDataDir, 'User', 'settings.json'), 'utf8'));
+        return saved['botScreen.sandbox.docker.image'] === OLD;
+      }, 15_000, 200, 'Keep to pin the current image');
+      await keep.waitFor({ state: 'detached', timeout: 15_000 });
+    });
+  } finally {
+    sh('docker', ['rmi', OLD]);
+  }
+});
