@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
+import { Control } from './control';
+import { LeaseStore } from './core/lease';
 import { MarkerStore } from './core/marker';
 import { ScreenController } from './core/screen';
-import { readSettings } from './settings';
+import { readSettings, workspaceKey } from './settings';
 import { ScreenViews } from './screenViews';
 import { PlacementStatusBar } from './statusBar';
 
@@ -13,15 +15,28 @@ export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly controller: ScreenController;
   readonly views: ScreenViews;
+  readonly control: Control;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.log = this.own(vscode.window.createOutputChannel(vscode.l10n.t('Bot Screen'), { log: true }));
     const markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath);
-    this.controller = new ScreenController(() => readSettings(this.log), this.log, markers);
+    const leases = new LeaseStore(vscode.Uri.joinPath(extension.globalStorageUri, 'leases').fsPath, workspaceKey());
+    this.control = this.own(new Control(leases));
+    this.controller = new ScreenController(() => readSettings(this.log), this.log, markers, {
+      humanHasControl: () => this.control.humanHolds(),
+    });
     this.own({ dispose: () => this.controller.dispose() });
-    this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.log));
-    this.own(new PlacementStatusBar(this.controller));
+    this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
+    this.own(new PlacementStatusBar(this.controller, this.control));
+    // Menus offer Start or Stop, Take control or Hand back, by these keys.
+    const setContext = () => {
+      void vscode.commands.executeCommand('setContext', 'botScreen.running', this.controller.status.state === 'running');
+      void vscode.commands.executeCommand('setContext', 'botScreen.humanHasControl', this.control.humanHolds());
+    };
+    this.own(this.controller.onStatus(setContext));
+    this.own(this.control.onDidChange(setContext));
+    setContext();
   }
 
   registerCommand(id: string, handler: (...args: unknown[]) => unknown): void {

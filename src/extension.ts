@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { registerControlCommands } from './commands/control';
 import { registerImageCommands } from './commands/image';
 import { registerScreenCommands } from './commands/screen';
 import { Ctx } from './ctx';
@@ -11,6 +12,7 @@ export function activate(context: vscode.ExtensionContext): void {
   ctx = current;
   registerScreenCommands(current);
   registerImageCommands(current);
+  registerControlCommands(current);
   // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
   // a slow Docker daemon must not hold up activation.
   void migrateRetiredImage(current.log)

@@ -121,6 +121,8 @@ export function viewStrings(): ViewStrings {
     showLogs: vscode.l10n.t('Show Logs'),
     switchImage: vscode.l10n.t('Switch image'),
     keepImage: vscode.l10n.t('Keep current image'),
+    takeControl: vscode.l10n.t('Take control'),
+    handBack: vscode.l10n.t('Hand back'),
     releaseKeyboard: vscode.l10n.t('Release keyboard'),
     keyboardCaptured: vscode.l10n.t('Keys go to the screen. Release with Ctrl+Alt+Shift+K.'),
     connecting: vscode.l10n.t('connecting'),
@@ -178,4 +180,17 @@ export function imageSwitchMessage(current: string, target: string): string {
     current,
     target,
   );
+}
+
+/** Who holds control, from one viewer's point of view. */
+export function controlLabel(holder: 'agent' | 'human', mine: boolean, unreadable: boolean): string {
+  if (unreadable) {
+    return vscode.l10n.t('Control: unknown (the lease file is unreadable), so nobody acts; Take control repairs it.');
+  }
+  if (holder === 'agent') {
+    return vscode.l10n.t('The agent has control: this view is view-only.');
+  }
+  return mine
+    ? vscode.l10n.t('You have control: your keyboard and mouse reach the screen; the agent waits.')
+    : vscode.l10n.t('Another viewer has control: this view is view-only.');
 }

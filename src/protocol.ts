@@ -24,7 +24,16 @@ export interface ScreenStatusView {
   readonly geometry?: string;
 }
 
-export type ViewAction = 'start' | 'stop' | 'openInEditor' | 'installHostDesktop' | 'showLogs' | 'switchImage' | 'keepImage';
+export type ViewAction =
+  | 'start'
+  | 'stop'
+  | 'openInEditor'
+  | 'installHostDesktop'
+  | 'showLogs'
+  | 'switchImage'
+  | 'keepImage'
+  | 'takeControl'
+  | 'handBack';
 
 /** Labels the host localises for the webview (the webview has no access to vscode.l10n). */
 export interface ViewStrings {
@@ -35,6 +44,8 @@ export interface ViewStrings {
   readonly showLogs: string;
   readonly switchImage: string;
   readonly keepImage: string;
+  readonly takeControl: string;
+  readonly handBack: string;
   readonly releaseKeyboard: string;
   readonly keyboardCaptured: string;
   readonly connecting: string;
@@ -49,6 +60,8 @@ export type HostToWebview =
   | { readonly type: 'open' }
   /** RFB bytes from the sandbox, exact-size. */
   | { readonly type: 'rfb'; readonly data: Uint8Array }
+  /** Who controls the screen, as this viewer sees it; `mine` means its input reaches the screen. */
+  | { readonly type: 'control'; readonly label: string; readonly mine: boolean }
   /** The relay ended; `reason` is shown to the user. */
   | { readonly type: 'closed'; readonly reason: string };
 

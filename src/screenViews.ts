@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { Control } from './control';
 import type { Logger } from './core/logger';
 import type { ScreenController } from './core/screen';
 import { ScreenWebview } from './screenWebview';
@@ -9,12 +10,14 @@ const PANEL_TYPE = 'botScreen.panel';
 /** The sidebar "Screen" view and the editor panel: two homes for the same screen. */
 export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvider {
   private sidebar: ScreenWebview | undefined;
+  private sidebarVisible = false;
   private panel: { panel: vscode.WebviewPanel; screen: ScreenWebview } | undefined;
   private readonly registration: vscode.Disposable;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly controller: ScreenController,
+    private readonly control: Control,
     private readonly log: Logger,
   ) {
     this.registration = vscode.window.registerWebviewViewProvider(SCREEN_VIEW_ID, this, {
@@ -26,9 +29,13 @@ export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvide
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.sidebar?.dispose();
-    const screen = new ScreenWebview(view.webview, this.extensionUri, this.controller, this.log, false, view.visible);
+    const screen = new ScreenWebview(view.webview, this.extensionUri, this.controller, this.control, this.log, false, view.visible);
     this.sidebar = screen;
-    view.onDidChangeVisibility(() => screen.setVisible(view.visible));
+    this.sidebarVisible = view.visible;
+    view.onDidChangeVisibility(() => {
+      this.sidebarVisible = view.visible;
+      screen.setVisible(view.visible);
+    });
     view.onDidDispose(() => {
       screen.dispose();
       if (this.sidebar === screen) {
@@ -46,13 +53,26 @@ export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvide
       retainContextWhenHidden: true,
     });
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'screen.svg');
-    const screen = new ScreenWebview(panel.webview, this.extensionUri, this.controller, this.log, true, panel.visible);
+    const screen = new ScreenWebview(panel.webview, this.extensionUri, this.controller, this.control, this.log, true, panel.visible);
     this.panel = { panel, screen };
     panel.onDidChangeViewState(() => screen.setVisible(panel.visible));
     panel.onDidDispose(() => {
       screen.dispose();
       this.panel = undefined;
     });
+  }
+
+  /** The viewer a palette command acts on: the editor panel when it is active, else a visible one. */
+  activeViewer(): ScreenWebview | undefined {
+    if (this.panel?.panel.active) {
+      return this.panel.screen;
+    }
+    return this.sidebarVisible && this.sidebar ? this.sidebar : (this.panel?.screen ?? this.sidebar);
+  }
+
+  /** Every open viewer (to hand back from the palette whichever of ours holds control). */
+  viewers(): ScreenWebview[] {
+    return [this.sidebar, this.panel?.screen].filter((v): v is ScreenWebview => v !== undefined);
   }
 
   dispose(): void {

@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
+import type { Control } from './control';
+import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
 import { RfbPump } from './core/pump';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
 import { ScreenError } from './core/problem';
-import { problemMessage, statusView, viewStrings } from './messages';
+import { controlLabel, problemMessage, statusView, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
@@ -12,9 +15,14 @@ import { screenHtml, webviewRoots } from './webviewHtml';
  * Binds one webview (the sidebar Screen view or the editor panel) to the screen. Each viewer
  * has its own relay; closing a viewer kills that relay only, never the screen. While the
  * viewer is hidden its relay is not read, so no bytes flow and the RFB session waits intact.
+ * Every byte the viewer sends passes an input gate: input reaches the screen only while this
+ * viewer holds control.
  */
 export class ScreenWebview implements vscode.Disposable {
+  /** A capability: who this viewer is in the lease. Never shown. */
+  readonly viewerId = randomUUID();
   private relay: StreamProcess | undefined;
+  private gate: RfbInputGate | undefined;
   private pump: RfbPump | undefined;
   private visible: boolean;
   private readonly disposables: vscode.Disposable[] = [];
@@ -23,6 +31,7 @@ export class ScreenWebview implements vscode.Disposable {
     private readonly webview: vscode.Webview,
     extensionUri: vscode.Uri,
     private readonly controller: ScreenController,
+    private readonly control: Control,
     private readonly log: Logger,
     private readonly inEditor: boolean,
     visible: boolean,
@@ -38,7 +47,18 @@ export class ScreenWebview implements vscode.Disposable {
         }
         this.post({ type: 'status', status: statusView(status, inEditor) });
       }),
+      control.onDidChange(() => this.postControl()),
     );
+  }
+
+  /** Takes control for this viewer (a person acts; the agent's tools are refused). */
+  takeControl(): void {
+    this.control.take(this.viewerId);
+  }
+
+  /** True when this viewer holds control. */
+  holdsControl(): boolean {
+    return this.control.viewerHolds(this.viewerId);
   }
 
   setVisible(visible: boolean): void {
@@ -46,8 +66,10 @@ export class ScreenWebview implements vscode.Disposable {
     this.pump?.setVisible(visible);
   }
 
+  /** A clean close of the holder's view hands control back; a dropped relay does not. */
   dispose(): void {
     this.closeRelay('');
+    this.control.handBack(this.viewerId);
     vscode.Disposable.from(...this.disposables).dispose();
   }
 
@@ -58,6 +80,7 @@ export class ScreenWebview implements vscode.Disposable {
         // belongs to a session that no longer exists.
         this.closeRelay('');
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor) });
+        this.postControl();
         break;
       case 'connect':
         this.openRelay();
@@ -66,10 +89,16 @@ export class ScreenWebview implements vscode.Disposable {
         this.closeRelay('');
         break;
       case 'rfb':
-        this.relay?.stdin.write(message.data);
+        this.forwardInput(message.data);
         break;
       case 'action':
-        void vscode.commands.executeCommand(actionCommand(message.action));
+        if (message.action === 'takeControl') {
+          this.takeControl();
+        } else if (message.action === 'handBack') {
+          this.control.handBack(this.viewerId);
+        } else {
+          void vscode.commands.executeCommand(actionCommand(message.action));
+        }
         break;
       case 'frame':
         this.log.debug(`first frame drawn in the ${this.inEditor ? 'editor panel' : 'Screen view'}`);
@@ -88,6 +117,7 @@ export class ScreenWebview implements vscode.Disposable {
       return;
     }
     this.relay = relay;
+    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId));
     this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
     this.pump.setVisible(this.visible);
     void relay.exited.then(() => {
@@ -101,12 +131,34 @@ export class ScreenWebview implements vscode.Disposable {
     this.post({ type: 'open' });
   }
 
+  /** The viewer's bytes, through the gate: handshake and requests always, input only with control. */
+  private forwardInput(data: Uint8Array): void {
+    if (!this.relay || !this.gate) {
+      return;
+    }
+    const { forward, close } = this.gate.push(data);
+    for (const bytes of forward) {
+      this.relay.stdin.write(bytes);
+    }
+    if (close) {
+      this.log.warn(`closing a viewer's stream: ${close}`);
+      this.closeRelay(close);
+    }
+  }
+
+  private postControl(): void {
+    const lease = this.control.current;
+    const mine = this.control.viewerHolds(this.viewerId);
+    this.post({ type: 'control', label: controlLabel(lease.holder, mine, lease.unreadable !== undefined), mine });
+  }
+
   private closeRelay(reason: string): void {
     const relay = this.relay;
     if (!relay) {
       return;
     }
     this.relay = undefined;
+    this.gate = undefined;
     this.pump?.dispose();
     this.pump = undefined;
     relay.kill();
@@ -134,5 +186,9 @@ export function actionCommand(action: ViewAction): string {
       return 'botScreen.switchImage';
     case 'keepImage':
       return 'botScreen.keepImage';
+    case 'takeControl':
+      return 'botScreen.takeControl';
+    case 'handBack':
+      return 'botScreen.handBack';
   }
 }

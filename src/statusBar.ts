@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import type { Control } from './control';
 import type { ScreenController, ScreenStatus } from './core/screen';
+import { placementLabel } from './core/placement';
 import { placementHeadline, problemMessage, stateLabel } from './messages';
 
 /** The placement at a glance: sandbox, this machine, or refused; a tooltip of command links. */
@@ -7,11 +9,15 @@ export class PlacementStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('botScreen.placement', vscode.StatusBarAlignment.Left, 50);
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly controller: ScreenController) {
+  constructor(
+    private readonly controller: ScreenController,
+    private readonly control: Control,
+  ) {
     this.item.name = vscode.l10n.t('Bot Screen placement');
     this.item.command = 'botScreen.openInEditor';
     this.disposables.push(
       controller.onStatus((status) => this.render(status)),
+      control.onDidChange(() => this.render(controller.status)),
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('botScreen')) {
           this.render(controller.status);
@@ -43,9 +49,17 @@ export class PlacementStatusBar implements vscode.Disposable {
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
         : undefined;
     const tooltip = new vscode.MarkdownString('', true);
-    tooltip.isTrusted = { enabledCommands: ['botScreen.start', 'botScreen.stop', 'botScreen.openInEditor', 'botScreen.showLogs'] };
+    tooltip.isTrusted = {
+      enabledCommands: ['botScreen.start', 'botScreen.stop', 'botScreen.openInEditor', 'botScreen.showLogs', 'botScreen.takeControl', 'botScreen.handBack'],
+    };
     tooltip.appendMarkdown(`**${vscode.l10n.t('Bot Screen')}**: ${stateLabel(status.state)}\n\n`);
-    tooltip.appendText(placementHeadline(placement));
+    tooltip.appendText(`${placementHeadline(placement)} (${placement ? placementLabel(placement) : 'refused'})`);
+    if (status.state === 'running') {
+      tooltip.appendMarkdown('\n\n');
+      tooltip.appendText(
+        this.control.humanHolds() ? vscode.l10n.t('A person has control; the agent waits.') : vscode.l10n.t('The agent has control.'),
+      );
+    }
     if (status.problem) {
       tooltip.appendMarkdown('\n\n');
       tooltip.appendText(problemMessage(status.problem));
@@ -54,6 +68,11 @@ export class PlacementStatusBar implements vscode.Disposable {
       status.state === 'running'
         ? `[$(debug-stop) ${vscode.l10n.t('Stop Screen')}](command:botScreen.stop)`
         : `[$(play) ${vscode.l10n.t('Start Screen')}](command:botScreen.start)`,
+      ...(status.state !== 'running'
+        ? []
+        : this.control.humanHolds()
+          ? [`[$(lock) ${vscode.l10n.t('Hand back')}](command:botScreen.handBack)`]
+          : [`[$(unlock) ${vscode.l10n.t('Take control')}](command:botScreen.takeControl)`]),
       `[$(window) ${vscode.l10n.t('Open Screen in Editor')}](command:botScreen.openInEditor)`,
       `[$(output) ${vscode.l10n.t('Show Logs')}](command:botScreen.showLogs)`,
     ];

@@ -37,6 +37,7 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 </header>
 <div class="actions" id="actions"></div>
 <div class="detail" id="detail" hidden></div>
+<div class="control" id="control" hidden><span id="control-text"></span><button id="control-button" class="secondary"></button></div>
 <div class="keyboard" id="keyboard" hidden><span id="keyboard-text"></span><button id="release" class="secondary"></button></div>
 <main class="screen" id="screen" tabindex="-1"></main>
 <script type="module" nonce="${nonce}" src="${script}"></script>

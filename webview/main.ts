@@ -13,6 +13,7 @@ const post = (message: WebviewToHost): void => vscode.postMessage(message);
 /** Read by the UI tests and the benchmark through the webview frame; never by product code. */
 const probe = {
   connection: 'idle' as 'idle' | 'connecting' | 'live' | 'closed',
+  inControl: false,
   hostState: '',
   connects: 0,
   framesDrawn: 0,
@@ -29,9 +30,14 @@ const detail = $('detail');
 const keyboardBar = $('keyboard');
 const keyboardText = $('keyboard-text');
 const releaseButton = $<HTMLButtonElement>('release');
+const controlBar = $('control');
+const controlText = $('control-text');
+const controlButton = $<HTMLButtonElement>('control-button');
 const screen = $('screen');
 
 let strings: ViewStrings | undefined;
+/** Whether this viewer's input reaches the screen; noVNC stays view-only otherwise. */
+let inControl = false;
 let status: ScreenStatusView | undefined;
 let rfb: RFB | undefined;
 let channel: PostMessageChannel | undefined;
@@ -63,6 +69,17 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'open':
       openSession();
       break;
+    case 'control':
+      inControl = message.mine;
+      probe.inControl = message.mine;
+      controlText.textContent = message.label;
+      controlButton.textContent = (message.mine ? strings?.handBack : strings?.takeControl) ?? '';
+      controlButton.dataset.action = message.mine ? 'handBack' : 'takeControl';
+      controlBar.dataset.mine = String(message.mine);
+      if (rfb) {
+        rfb.viewOnly = !message.mine;
+      }
+      break;
     case 'rfb':
       probe.bytesIn += message.data.byteLength;
       channel?.deliver(message.data);
@@ -81,6 +98,7 @@ function render(next: ScreenStatusView): void {
   detail.textContent = next.detail;
   detail.hidden = next.detail === '';
   actions.replaceChildren(...next.actions.map(actionButton));
+  controlBar.hidden = next.state !== 'running';
   if (next.state === 'running') {
     ensureConnected();
   } else {
@@ -130,6 +148,7 @@ function openSession(): void {
   );
   const session = new RFB(screen, channel, { shared: true });
   session.scaleViewport = true;
+  session.viewOnly = !inControl;
   session.resizeSession = false;
   session.background = 'var(--vscode-editor-background)';
   session.addEventListener('connect', () => {
@@ -174,6 +193,12 @@ function releaseKeyboard(): void {
 }
 
 releaseButton.addEventListener('click', releaseKeyboard);
+controlButton.addEventListener('click', () => {
+  const action = controlButton.dataset.action as ViewAction | undefined;
+  if (action) {
+    post({ type: 'action', action });
+  }
+});
 // Keep the canvas focused until the click lands, or the bar would hide under the pointer.
 releaseButton.addEventListener('mousedown', (event) => event.preventDefault());
 window.addEventListener(

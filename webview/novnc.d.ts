@@ -18,6 +18,7 @@ declare module '@novnc/novnc' {
     resizeSession: boolean;
     clipViewport: boolean;
     focusOnClick: boolean;
+    viewOnly: boolean;
     background: string;
     qualityLevel: number;
     compressionLevel: number;

@@ -18,7 +18,18 @@ export type Problem =
   | { readonly code: 'sandboxGone' }
   | { readonly code: 'sandboxUnknown'; readonly name: string }
   | { readonly code: 'notRunning' }
-  | { readonly code: 'commandFailed'; readonly what: string; readonly detail: string };
+  | { readonly code: 'commandFailed'; readonly what: string; readonly detail: string }
+  | { readonly code: 'badHost'; readonly host: string }
+  | { readonly code: 'badSshUser'; readonly user: string }
+  | { readonly code: 'badPort'; readonly port: string }
+  | { readonly code: 'badIdentityFile'; readonly path: string }
+  | { readonly code: 'unsafeControlDir'; readonly path: string }
+  | { readonly code: 'sshFailed'; readonly host: string; readonly detail: string }
+  | { readonly code: 'badInstance'; readonly instance: string }
+  | { readonly code: 'badKubeName'; readonly kind: 'pod' | 'namespace' | 'container' | 'context'; readonly value: string }
+  | { readonly code: 'podNotSet' }
+  | { readonly code: 'podNotFound'; readonly pod: string; readonly namespace: string }
+  | { readonly code: 'podNotRunning'; readonly pod: string; readonly phase: string };
 
 export class ScreenError extends Error {
   constructor(readonly problem: Problem) {

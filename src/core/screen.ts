@@ -2,7 +2,10 @@ import type { ScreenState } from '../protocol';
 import type { ImageSwitch, SandboxBackend } from './backends/backend';
 import { commandFailed, PROBE_TIMEOUT_MS } from './backends/backend';
 import type { DockerSettings } from './backends/docker';
-import { backendFor } from './backends/index';
+import type { ApptainerSettings } from './backends/apptainer';
+import type { KubernetesSettings } from './backends/kubernetes';
+import type { SshSettings } from './backends/ssh';
+import { backendFor, type PodmanSettings } from './backends/index';
 import {
   EXIT_MISSING_BINARIES,
   EXIT_START_TIMEOUT,
@@ -30,6 +33,11 @@ export interface ScreenSettings {
   readonly backendRaw: string;
   readonly geometry: string;
   readonly docker: DockerSettings;
+  /** Each backend's own settings; absent means that backend's defaults (`BACKEND_DEFAULTS`). */
+  readonly podman?: PodmanSettings;
+  readonly ssh?: SshSettings;
+  readonly apptainer?: ApptainerSettings;
+  readonly kubernetes?: KubernetesSettings;
   /** Stop a screen nobody used for this long; 0 disables. */
   readonly idleStopMinutes: number;
   /** Identifies this VS Code window's workspace: container labels, runtime dir, marker. */

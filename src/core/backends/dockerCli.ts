@@ -5,6 +5,8 @@ import type { Sandbox } from '../sandbox';
 /** Labels that mark a container as ours; reuse is by these, never by image. */
 export const LABEL_MANAGED = 'dev.botscreen.managed';
 export const LABEL_WORKSPACE = 'dev.botscreen.workspace';
+/** Podman records the image as the user wrote it: its own inspect shows `localhost/...`. */
+export const LABEL_REQUESTED_IMAGE = 'dev.botscreen.requested-image';
 
 export const DESKTOP_USER = 'pn';
 
@@ -50,7 +52,8 @@ export class DockerCli {
       .split('\n')
       .map((line) => line.trim().split('\t'))
       .filter((fields) => fields.length === 3 && /^[0-9a-f]{12,64}$/.test(fields[0]))
-      .map(([id, state, image]) => ({ id, running: state === 'running', image }));
+      // Podman 4's {{.State}} is a status sentence (`Up 5 minutes`), Docker's a word.
+      .map(([id, state, image]) => ({ id, running: state === 'running' || state.startsWith('Up '), image }));
   }
 
   /**
@@ -64,6 +67,7 @@ export class DockerCli {
       '--name', spec.name,
       '--label', `${LABEL_MANAGED}=1`,
       '--label', `${LABEL_WORKSPACE}=${spec.workspaceKey}`,
+      ...(this.backend === 'podman' ? ['--label', `${LABEL_REQUESTED_IMAGE}=${spec.image}`] : []),
       '--pids-limit', String(spec.pidsLimit),
       '--shm-size', '1g',
       '--tmpfs', '/tmp:rw,nosuid,size=512m',
@@ -82,6 +86,10 @@ export class DockerCli {
 
   /** The image name a container was created from (a rebuilt tag does not change it). */
   configImage(id: string): Command {
+    if (this.backend === 'podman') {
+      const label = `index .Config.Labels "${LABEL_REQUESTED_IMAGE}"`;
+      return this.cmd('inspect', '--type', 'container', '--format', `{{if ${label}}}{{${label}}}{{else}}{{.Config.Image}}{{end}}`, '--', id);
+    }
     return this.cmd('inspect', '--type', 'container', '--format', '{{.Config.Image}}', '--', id);
   }
 

@@ -1,0 +1,59 @@
+import * as vscode from 'vscode';
+import { LeaseStore, type Lease } from './core/lease';
+
+const REREAD_MS = 500;
+
+/**
+ * Who controls the screen, for this window: the lease on disk, cached so the input gate can ask
+ * on every message without touching the disk, refreshed after our own transitions and every
+ * half second for other windows' (the file is the truth shared by every process).
+ */
+export class Control implements vscode.Disposable {
+  private lease: Lease;
+  private readonly changed = new vscode.EventEmitter<Lease>();
+  readonly onDidChange = this.changed.event;
+  private readonly timer: NodeJS.Timeout;
+  private readonly unsubscribe: () => void;
+
+  constructor(readonly store: LeaseStore) {
+    this.lease = store.read();
+    this.unsubscribe = store.onTransition((lease) => this.update(lease));
+    this.timer = setInterval(() => this.update(store.read()), REREAD_MS);
+  }
+
+  get current(): Lease {
+    return this.lease;
+  }
+
+  humanHolds(): boolean {
+    return this.lease.holder === 'human';
+  }
+
+  /** True only while this very viewer holds control (the input gate's question). */
+  viewerHolds(viewerId: string): boolean {
+    return this.lease.holder === 'human' && this.lease.unreadable === undefined && this.lease.viewerId === viewerId;
+  }
+
+  take(viewerId: string): Lease {
+    return this.store.acquire(viewerId, vscode.l10n.t('A person took control in VS Code.'));
+  }
+
+  /** Hands back if this viewer holds; `force` also ends another viewer's (or a broken) lease. */
+  handBack(viewerId: string | undefined, force = false): Lease {
+    return this.store.release(viewerId, { force });
+  }
+
+  dispose(): void {
+    clearInterval(this.timer);
+    this.unsubscribe();
+    this.changed.dispose();
+  }
+
+  private update(lease: Lease): void {
+    const before = this.lease;
+    this.lease = lease;
+    if (before.epoch !== lease.epoch || before.holder !== lease.holder || before.viewerId !== lease.viewerId) {
+      this.changed.fire(lease);
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import type { Command } from '../command';
+import type { Logger } from '../logger';
+import { ScreenError } from '../problem';
+import { run } from '../runner';
+import type { Sandbox } from '../sandbox';
+import { PROBE_TIMEOUT_MS, commandFailed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+
+export interface ApptainerSettings {
+  /** `apptainer`, or `singularity`, or a full path to either. */
+  readonly path: string;
+  /** What `instance start` runs: a SIF path, a sandbox dir or a `docker://` reference. */
+  readonly image: string;
+  /** The instance to use; empty means ours, `botscreen_<workspace key>`. */
+  readonly instance: string;
+}
+
+const INSTANCE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+/** An instance name: no glob characters (`instance list` takes patterns), no leading dash. */
+export function isValidInstance(name: string): boolean {
+  return INSTANCE.test(name);
+}
+
+/** A SIF path, directory or URI for `instance start`; no leading dash, no control characters. */
+export function isValidApptainerImage(image: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return image.length > 0 && image.length <= 4096 && !image.startsWith('-') && !/[\x00-\x1f\x7f]/.test(image);
+}
+
+export function instanceName(workspaceKey: string): string {
+  return `botscreen_${workspaceKey}`;
+}
+
+/** Argv builders and output parsers for the Apptainer / Singularity CLI. */
+export class ApptainerCli {
+  constructor(readonly cli: string) {}
+
+  /** Runs argv in the instance as the invoking user; stdin passes through, never a tty. */
+  exec(instance: string, argv: readonly string[]): Command {
+    return { command: this.cli, args: ['exec', `instance://${instance}`, ...argv] };
+  }
+
+  /**
+   * A new instance isolated from this machine's home and /tmp (`--containall --no-home`) with a
+   * writable tmpfs over the image, so the desktop can write its runtime state.
+   */
+  start(image: string, instance: string): Command {
+    return { command: this.cli, args: ['instance', 'start', '--containall', '--no-home', '--writable-tmpfs', '--', image, instance] };
+  }
+
+  list(): Command {
+    return { command: this.cli, args: ['instance', 'list', '--json'] };
+  }
+
+  /** Instance names from `instance list --json`; undefined when the output is not that. */
+  parseList(stdout: string): string[] | undefined {
+    try {
+      const value = JSON.parse(stdout) as { instances?: unknown };
+      if (!Array.isArray(value.instances)) {
+        return undefined;
+      }
+      return value.instances
+        .map((i: unknown) => (typeof i === 'object' && i !== null ? (i as { instance?: unknown }).instance : undefined))
+        .filter((name): name is string => typeof name === 'string');
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/**
+ * Apptainer (or Singularity) instances. The marker records the instance name, and a reload
+ * re-attaches to that instance: `fromIdentity`, `find` and `liveness` never start one; only a
+ * start (`prepare`) does, when no instance of the configured name runs.
+ */
+export class ApptainerBackend implements SandboxBackend {
+  private readonly cli: ApptainerCli;
+
+  constructor(
+    private readonly config: ApptainerSettings,
+    private readonly workspaceKey: string,
+    private readonly log: Logger,
+  ) {
+    this.cli = new ApptainerCli(config.path || 'apptainer');
+  }
+
+  private get instance(): string {
+    const name = this.config.instance.trim() || instanceName(this.workspaceKey);
+    if (!isValidInstance(name)) {
+      throw new ScreenError({ code: 'badInstance', instance: name });
+    }
+    return name;
+  }
+
+  async prepare(): Promise<Sandbox> {
+    const name = this.instance;
+    const image = this.config.image.trim();
+    if ((await this.running('instance list')).includes(name)) {
+      return this.sandbox(name);
+    }
+    if (!isValidApptainerImage(image)) {
+      throw new ScreenError({ code: 'badImage', image });
+    }
+    this.log.info(`starting the ${this.cli.cli} instance ${name} from ${image}`);
+    const started = await run(this.cli.start(image, name), { timeoutMs: 10 * 60_000 });
+    if (started.exitCode !== 0) {
+      throw new ScreenError(commandFailed(`${this.cli.cli} instance start`, started));
+    }
+    return this.sandbox(name);
+  }
+
+  async find(): Promise<Sandbox | undefined> {
+    const name = this.instance;
+    return (await this.running('instance list')).includes(name) ? this.sandbox(name) : undefined;
+  }
+
+  async fromIdentity(identity: SandboxIdentity): Promise<Sandbox> {
+    if (!isValidInstance(identity.id)) {
+      throw new ScreenError({ code: 'badInstance', instance: identity.id });
+    }
+    return this.sandbox(identity.id);
+  }
+
+  async liveness(sandbox: Sandbox): Promise<Liveness> {
+    const result = await run(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
+    const names = result.exitCode === 0 ? this.cli.parseList(result.stdout) : undefined;
+    if (!names) {
+      this.log.warn(`could not tell whether the instance ${sandbox.id} is alive: ${result.stderr.trim() || result.spawnError || 'no answer'}`);
+      return 'unknown';
+    }
+    return names.includes(sandbox.id) ? 'alive' : 'gone';
+  }
+
+  /** Names of this user's running instances; a missing CLI or an unreadable answer is a problem. */
+  private async running(what: string): Promise<string[]> {
+    const result = await run(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
+    if (result.spawnError) {
+      throw new ScreenError({ code: 'cliMissing', cli: this.cli.cli });
+    }
+    const names = result.exitCode === 0 ? this.cli.parseList(result.stdout) : undefined;
+    if (!names) {
+      throw new ScreenError(commandFailed(`${this.cli.cli} ${what}`, result));
+    }
+    return names;
+  }
+
+  private sandbox(instance: string): Sandbox {
+    return {
+      backend: 'apptainer',
+      id: instance,
+      name: instance,
+      onHost: false,
+      exec: (argv) => this.cli.exec(instance, argv),
+    };
+  }
+}

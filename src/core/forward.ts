@@ -1,0 +1,226 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { isValidHost } from './backends/ssh';
+import { ScreenError } from './problem';
+import { RELAY_SOURCE } from './relay';
+import { openStream, run, type StreamProcess } from './runner';
+import type { Sandbox } from './sandbox';
+
+/**
+ * TCP port forwarding through the exec stream: a listener on 127.0.0.1 whose every accepted
+ * connection gets its own exec stream running the relay in `tcp HOST PORT` mode inside the
+ * sandbox. It works on every backend that can exec (docker, podman, ssh, apptainer, kubernetes)
+ * without published ports or backend-specific tunnels. Used for Chromium's DevTools endpoint
+ * and for native VNC viewers.
+ */
+
+/** How long a relay may take to finish by itself after the local side closed. */
+const RELAY_GRACE_MS = 2_000;
+/** How long a relay may take to start (and report its pid) before it is killed anyway. */
+const RELAY_START_MS = 10_000;
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
+}
+
+/**
+ * The relay runs under `sh`, which prints its pid on the first stdout line and then execs the
+ * relay (same pid): when the local side is gone but the remote server keeps the connection,
+ * that pid is killed inside the sandbox, because killing the local exec client does not stop
+ * a `docker exec` process.
+ */
+const PID_THEN_RELAY = 'echo "$$" && exec python3 -c "$0" "$@"';
+
+export interface ForwardInfo {
+  readonly sandboxId: string;
+  readonly remoteHost: string;
+  readonly remotePort: number;
+  readonly localPort: number;
+  /** Connections currently open through this forward. */
+  readonly connections: number;
+}
+
+interface Connection {
+  readonly socket: Socket;
+  readonly relay: StreamProcess;
+  /** The relay's pid inside the sandbox: its first line; undefined if it exited before sending it. */
+  readonly remotePid: Promise<string | undefined>;
+  exited: boolean;
+}
+
+class Forward {
+  readonly connections = new Set<Connection>();
+
+  constructor(
+    readonly sandbox: Sandbox,
+    readonly remoteHost: string,
+    readonly remotePort: number,
+    readonly server: Server,
+    readonly localPort: number,
+  ) {
+    server.on('connection', (socket) => this.accept(socket));
+  }
+
+  private accept(socket: Socket): void {
+    socket.setNoDelay(true);
+    const argv = ['sh', '-c', PID_THEN_RELAY, RELAY_SOURCE, 'tcp', this.remoteHost, String(this.remotePort)];
+    const relay = openStream(this.sandbox.exec(argv, { interactive: true }));
+    let gotPid: (pid: string | undefined) => void = () => undefined;
+    const conn: Connection = { socket, relay, exited: false, remotePid: new Promise((resolve) => (gotPid = resolve)) };
+    this.connections.add(conn);
+
+    // Remote → local: the pid line first, then bytes as they come, with backpressure.
+    let header: Buffer | undefined = Buffer.alloc(0);
+    relay.stdout.on('data', (chunk: Buffer) => {
+      if (header !== undefined) {
+        header = Buffer.concat([header, chunk]);
+        const newline = header.indexOf(10);
+        if (newline < 0) {
+          return;
+        }
+        gotPid(header.subarray(0, newline).toString('latin1').trim());
+        chunk = header.subarray(newline + 1);
+        header = undefined;
+        if (chunk.length === 0) {
+          return;
+        }
+      }
+      if (!socket.destroyed && !socket.write(chunk)) {
+        relay.stdout.pause();
+        socket.once('drain', () => relay.stdout.resume());
+      }
+    });
+    // The remote side's EOF ends our write side only; the client may still be sending.
+    relay.stdout.on('end', () => {
+      if (!socket.destroyed) {
+        socket.end();
+      }
+    });
+
+    // Local → remote, with backpressure. The client's FIN becomes the relay's stdin EOF, which
+    // the relay turns into shutdown(SHUT_WR) on its socket: half-close reaches the server.
+    socket.pipe(relay.stdin);
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => void this.settle(conn));
+
+    void relay.exited.then(() => {
+      conn.exited = true;
+      gotPid(undefined);
+      this.connections.delete(conn);
+      // The relay is gone: flush what it wrote, close, and cut off a peer that never reads.
+      if (!socket.destroyed) {
+        socket.end();
+        setTimeout(() => socket.destroy(), RELAY_GRACE_MS).unref();
+      }
+    });
+  }
+
+  /** The local side is closed: the relay gets EOF and a moment to finish, then is killed. */
+  private async settle(conn: Connection): Promise<void> {
+    if (conn.exited) {
+      return;
+    }
+    conn.relay.stdin.end();
+    const finished = await Promise.race([conn.relay.exited.then(() => true), delay(RELAY_GRACE_MS).then(() => false)]);
+    if (!finished) {
+      await this.kill(conn);
+    }
+  }
+
+  /** Stops a relay inside the sandbox (by its pid) and its local client. */
+  async kill(conn: Connection): Promise<void> {
+    conn.socket.destroy();
+    // A relay still starting is waited for: killing only its local client would leave it running.
+    const pid = await Promise.race([conn.remotePid, delay(RELAY_START_MS)]);
+    if (!conn.exited && pid && /^\d+$/.test(pid)) {
+      // While the local client runs, the remote process it started is alive, so the pid is its.
+      await run(this.sandbox.exec(['kill', '-KILL', pid], { interactive: false }), { timeoutMs: 5_000 });
+    }
+    if (!conn.exited) {
+      conn.relay.kill();
+    }
+    await conn.relay.exited;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      // close() waits for open connections; they are being killed below.
+    }).catch(() => undefined);
+  }
+}
+
+const forwards = new Map<string, Promise<Forward>>();
+
+function forwardKey(sandbox: Sandbox, host: string, port: number): string {
+  return JSON.stringify([sandbox.backend, sandbox.id, host, port]);
+}
+
+/**
+ * A local `127.0.0.1` port that reaches `remoteHost:remotePort` inside the sandbox. One listener
+ * per sandbox identity, host and port: calling again returns the same port.
+ */
+export async function forwardPort(sandbox: Sandbox, remotePort: number, remoteHost = '127.0.0.1'): Promise<number> {
+  if (!Number.isInteger(remotePort) || remotePort < 1 || remotePort > 65535) {
+    throw new ScreenError({ code: 'badPort', port: String(remotePort) });
+  }
+  if (!isValidHost(remoteHost)) {
+    throw new ScreenError({ code: 'badHost', host: remoteHost });
+  }
+  const key = forwardKey(sandbox, remoteHost, remotePort);
+  let pending = forwards.get(key);
+  if (!pending) {
+    pending = listen(sandbox, remoteHost, remotePort);
+    forwards.set(key, pending);
+    pending.catch(() => forwards.delete(key));
+  }
+  return (await pending).localPort;
+}
+
+function listen(sandbox: Sandbox, remoteHost: string, remotePort: number): Promise<Forward> {
+  return new Promise((resolve, reject) => {
+    const server = createServer({ allowHalfOpen: true });
+    server.once('error', reject);
+    // Loopback only, always: the sandbox's ports must not become this machine's LAN ports.
+    server.listen({ host: '127.0.0.1', port: 0, backlog: 64 }, () => {
+      server.off('error', reject);
+      // Accept errors (EMFILE...) only drop that connection.
+      server.on('error', () => undefined);
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      resolve(new Forward(sandbox, remoteHost, remotePort, server, port));
+    });
+  });
+}
+
+/** The open forwards (for status surfaces and tests). */
+export async function listForwards(): Promise<ForwardInfo[]> {
+  const all = await Promise.all([...forwards.values()].map((p) => p.catch(() => undefined)));
+  return all
+    .filter((f): f is Forward => f !== undefined)
+    .map((f) => ({
+      sandboxId: f.sandbox.id,
+      remoteHost: f.remoteHost,
+      remotePort: f.remotePort,
+      localPort: f.localPort,
+      connections: f.connections.size,
+    }));
+}
+
+/**
+ * Closes the listeners of one sandbox (all when no id is given) and stops their relays, here
+ * and inside the sandbox. Called when the screen stops and when the extension deactivates.
+ */
+export async function closeForwards(sandboxId?: string): Promise<void> {
+  const closing: Promise<void>[] = [];
+  for (const [key, pending] of [...forwards]) {
+    const forward = await pending.catch(() => undefined);
+    if (forward && sandboxId !== undefined && forward.sandbox.id !== sandboxId) {
+      continue;
+    }
+    forwards.delete(key);
+    if (forward) {
+      closing.push(forward.close(), ...[...forward.connections].map((conn) => forward.kill(conn)));
+    }
+  }
+  await Promise.all(closing);
+}

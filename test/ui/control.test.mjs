@@ -1,0 +1,68 @@
+// Take control / Hand back in a real VS Code: a person's typing reaches the sandbox's terminal
+// only while their view holds control; with the agent in control the view is view-only.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import test from 'node:test';
+import {
+  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
+} from './harness.mjs';
+import { containersOf, removeContainersOf, sh } from './botscreen.mjs';
+
+const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A maximised xfce4-terminal on the sandbox's screen, so typed keys land in a shell. */
+function openTerminal(container) {
+  const env = sh('docker', ['exec', '-u', 'pn', container, 'sh', '-c', 'cat /tmp/botscreen-1000/*/env'])
+    .split('\n').filter((line) => /^(DISPLAY|XAUTHORITY|DBUS_SESSION_BUS_ADDRESS)=/.test(line));
+  return spawn('docker', ['exec', '-u', 'pn', ...env.flatMap((v) => ['-e', v]), container,
+    'xfce4-terminal', '--disable-server', '--maximize', '--working-directory=/tmp'], { stdio: 'ignore' });
+}
+
+const fileIn = (container, file) => sh('docker', ['exec', container, 'cat', file]).trim();
+
+test('typing reaches the sandbox only while this view holds control', { timeout: 240_000 }, async () => {
+  const server = await startServer({ vsixPath: VSIX });
+  let workbench;
+  try {
+    workbench = await openWorkbench(server);
+    const { page } = workbench;
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    await runCommand(page, 'Bot Screen: Start Screen');
+    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 30_000, 200, 'the desktop');
+    const [container] = containersOf(server.workspace);
+    openTerminal(container);
+    await waitFor(() => sh('docker', ['exec', container, 'pgrep', '-f', 'xfce4-terminal']).trim() !== '', 15_000, 200, 'the terminal');
+    await sleep(2_500); // the window maps and takes the focus
+    const probe = () => frame.evaluate(() => ({ ...window.botScreen }));
+    const canvas = frame.locator('#screen canvas').first();
+
+    // The agent holds control: the view is view-only and says so.
+    assert.match(await frame.locator('#control-text').textContent(), /agent has control/);
+    await canvas.click();
+    await page.keyboard.type('echo agent > agent-held\n', { delay: 20 });
+    await sleep(2_000);
+    assert.equal(fileIn(container, '/tmp/agent-held'), '', 'typing with the agent in control reached the sandbox');
+
+    await frame.locator('#control-button').click();
+    await waitFor(async () => (await probe()).inControl, 10_000, 100, 'this view to hold control');
+    assert.match(await frame.locator('#control-text').textContent(), /You have control/);
+    await screenshot(page, 'ui-control-taken');
+    await canvas.click();
+    await page.keyboard.type('echo typed-by-person > person-typed\n', { delay: 20 });
+    await waitFor(() => fileIn(container, '/tmp/person-typed') === 'typed-by-person', 15_000, 200, 'the typed command to run in the sandbox');
+
+    await frame.locator('#control-button').click();
+    await waitFor(async () => !(await probe()).inControl, 10_000, 100, 'control to go back to the agent');
+    await canvas.click();
+    await page.keyboard.type('echo again > after-hand-back\n', { delay: 20 });
+    await sleep(2_000);
+    assert.equal(fileIn(container, '/tmp/after-hand-back'), '', 'typing after Hand back reached the sandbox');
+  } finally {
+    await workbench?.close();
+    await server.stop();
+    removeContainersOf(server.workspace);
+  }
+});
