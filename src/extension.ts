@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { registerControlCommands } from './commands/control';
 import { registerImageCommands } from './commands/image';
 import { registerScreenCommands } from './commands/screen';
+import { registerTerminalCommands } from './commands/terminal';
 import { Ctx } from './ctx';
 import { migrateRetiredImage } from './settings';
 
@@ -13,6 +14,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerScreenCommands(current);
   registerImageCommands(current);
   registerControlCommands(current);
+  registerTerminalCommands(current);
   // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
   // a slow Docker daemon must not hold up activation.
   void migrateRetiredImage(current.log)

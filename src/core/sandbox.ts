@@ -13,6 +13,11 @@ export interface Sandbox {
   readonly name: string;
   readonly onHost: boolean;
   exec(argv: readonly string[], options: { readonly interactive: boolean }): Command;
+  /**
+   * An interactive login shell in the sandbox with a terminal (the one place a tty is right),
+   * the given environment set. Absent where the backend has no way to open one.
+   */
+  terminal?(env: Readonly<Record<string, string>>): Command;
 }
 
 /** This machine: argv runs as is, as the user running VS Code. */
@@ -23,5 +28,6 @@ export function hostSandbox(backend: BackendName): Sandbox {
     name: 'host',
     onHost: true,
     exec: (argv) => ({ command: argv[0], args: argv.slice(1) }),
+    terminal: (env) => ({ command: 'env', args: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.env.SHELL || 'bash', '-l'] }),
   };
 }

@@ -107,6 +107,12 @@ export class ScreenController {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  /** The running screen and the sandbox hosting it, for actions that run on the screen. */
+  runningSandbox(): { readonly sandbox: Sandbox; readonly screen: PublishedScreen } | undefined {
+    const screen = this.current.screen;
+    return this.current.state === 'running' && this.live && screen ? { sandbox: this.live.sandbox, screen } : undefined;
+  }
+
   /** Where a start would put the screen with the current settings (no side effects). */
   placement(): Placement | undefined {
     const s = this.settings();
@@ -213,6 +219,12 @@ export class ScreenController {
       this.setStatus({ state: 'stopped', placement: target.placement });
       return this.current;
     });
+  }
+
+  /** The running screen and the sandbox hosting it (agent actions run there); undefined unless running. */
+  runningSandbox(): { readonly sandbox: Sandbox; readonly screen: PublishedScreen } | undefined {
+    const screen = this.current.screen;
+    return this.current.state === 'running' && this.live && screen ? { sandbox: this.live.sandbox, screen } : undefined;
   }
 
   /** A new relay to the running screen's RFB socket; the caller owns (and kills) it. */

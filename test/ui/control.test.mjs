@@ -66,3 +66,30 @@ test('typing reaches the sandbox only while this view holds control', { timeout:
     removeContainersOf(server.workspace);
   }
 });
+
+test('Open Sandbox Terminal opens a shell inside the sandbox, as pn, on the screen\'s display', { timeout: 240_000 }, async () => {
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'terminal.integrated.gpuAcceleration': 'off' } });
+  let workbench;
+  try {
+    workbench = await openWorkbench(server);
+    const { page } = workbench;
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    await runCommand(page, 'Bot Screen: Start Screen');
+    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
+    await runCommand(page, 'Bot Screen: Open Sandbox Terminal');
+    const terminal = page.locator('.part.panel .xterm').first();
+    await terminal.waitFor({ timeout: 30_000 });
+    await sleep(2_000);
+    await terminal.click();
+    await page.keyboard.type('echo "$DISPLAY $(id -un)" > /tmp/terminal-probe\n', { delay: 10 });
+    const [container] = containersOf(server.workspace);
+    const probe = await waitFor(() => fileIn(container, '/tmp/terminal-probe'), 20_000, 200, 'the shell in the sandbox to write its probe');
+    assert.match(probe, /^:\d+ pn$/);
+    await screenshot(page, 'ui-sandbox-terminal');
+  } finally {
+    await workbench?.close();
+    await server.stop();
+    removeContainersOf(server.workspace);
+  }
+});

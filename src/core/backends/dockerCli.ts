@@ -136,6 +136,13 @@ export class DockerCli {
       name,
       onHost: false,
       exec: (argv, options) => this.execArgs(containerId, user, argv, options.interactive),
+      terminal: (env) =>
+        this.cmd(
+          'exec', '-it',
+          ...(user ? ['-u', user] : []),
+          ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+          containerId, 'sh', '-c', 'cd "$HOME" 2>/dev/null; exec bash -l',
+        ),
     };
   }
 }
