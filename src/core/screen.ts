@@ -221,12 +221,6 @@ export class ScreenController {
     });
   }
 
-  /** The running screen and the sandbox hosting it (agent actions run there); undefined unless running. */
-  runningSandbox(): { readonly sandbox: Sandbox; readonly screen: PublishedScreen } | undefined {
-    const screen = this.current.screen;
-    return this.current.state === 'running' && this.live && screen ? { sandbox: this.live.sandbox, screen } : undefined;
-  }
-
   /** A new relay to the running screen's RFB socket; the caller owns (and kills) it. */
   openRelay(): StreamProcess {
     const screen = this.current.screen;
