@@ -1,10 +1,13 @@
 import * as vscode from 'vscode';
 import { registerControlCommands } from './commands/control';
+import { registerExternalViewerCommands } from './commands/externalViewer';
 import { registerImageCommands } from './commands/image';
 import { registerScreenCommands } from './commands/screen';
+import { registerScreenshotCommands } from './commands/screenshot';
 import { registerTerminalCommands } from './commands/terminal';
 import { Ctx } from './ctx';
 import { migrateRetiredImage } from './settings';
+import { registerAgentTools } from './tools';
 
 let ctx: Ctx | undefined;
 
@@ -15,6 +18,9 @@ export function activate(context: vscode.ExtensionContext): void {
   registerImageCommands(current);
   registerControlCommands(current);
   registerTerminalCommands(current);
+  registerScreenshotCommands(current);
+  registerAgentTools(current);
+  registerExternalViewerCommands(current);
   // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
   // a slow Docker daemon must not hold up activation.
   void migrateRetiredImage(current.log)
