@@ -79,6 +79,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       if (rfb) {
         rfb.viewOnly = !message.mine;
       }
+      if (!message.mine) {
+        keyboardBar.hidden = true;
+      }
       break;
     case 'rfb':
       probe.bytesIn += message.data.byteLength;
@@ -212,8 +215,9 @@ window.addEventListener(
   },
   true,
 );
+// The bar shows only when keys really go to the screen: a view-only canvas captures nothing.
 document.addEventListener('focusin', (event) => {
-  keyboardBar.hidden = !(event.target instanceof HTMLCanvasElement && screen.contains(event.target));
+  keyboardBar.hidden = !(inControl && event.target instanceof HTMLCanvasElement && screen.contains(event.target));
 });
 document.addEventListener('focusout', () => {
   keyboardBar.hidden = true;

@@ -251,6 +251,9 @@ test('the keyboard can be released from the canvas', { timeout: 240_000 }, async
     const palette = page.locator('.quick-input-widget');
     const keyboardBar = view.locator('#keyboard');
     const canvas = view.locator('#screen canvas').first();
+    // Keys are captured only while this view holds control (view-only otherwise): take it.
+    await view.locator('#control-button').click();
+    await waitFor(async () => (await probe(view)).inControl, 10_000, 100, 'this view to hold control');
 
     const capture = async () => {
       await canvas.click();
