@@ -1,0 +1,294 @@
+/**
+ * Runs agent actions on the screen, with the rules that make them safe to hand to a model:
+ *
+ * 1. The input is validated first (`parseAction`): bad input is an error and nothing runs.
+ * 2. The control lease is checked: while a person holds control every action is refused, not
+ *    queued (`HumanHasControlError`).
+ * 3. The screen is found, or started on demand where its placement is the sandbox; a refused
+ *    placement returns the refusal; a screen placed on this machine (gateway) is used only when
+ *    someone started it.
+ * 4. The action runs where the screen runs, through the sandbox's exec (never a shell, never this
+ *    machine for a sandbox placement), as the desktop user, with the screen's DISPLAY/XAUTHORITY.
+ * 5. The lease is checked again after the action (and between chunks of typed text): when control
+ *    changed hands meanwhile, the result is discarded and the action reported as refused.
+ *
+ * Actions run one at a time, so two tool calls never interleave their input.
+ */
+import {
+  ActionInputError,
+  GEOMETRY_ARGV,
+  keyArgv,
+  openUrlArgv,
+  parseAction,
+  parseGeometryOutput,
+  parseScreenshotOutput,
+  pointerArgv,
+  screenshotArgv,
+  typeArgv,
+  typeChunks,
+  TYPE_DELAY_MS,
+  withEnv,
+  type ActionKind,
+  type AgentAction,
+  type Screenshot,
+} from './agentActions';
+import type { PublishedScreen } from './launcher';
+import { HumanHasControlError, type Lease } from './lease';
+import type { Logger } from './logger';
+import type { Placement } from './placement';
+import { ScreenError, type Problem } from './problem';
+import { run, type RunResult } from './runner';
+import type { Sandbox } from './sandbox';
+import type { ScreenStatus } from './screen';
+import type { Geometry } from './validate';
+
+/** What the runner needs of the screen controller. */
+export interface ScreenAccess {
+  readonly status: ScreenStatus;
+  placement(): Placement | undefined;
+  start(): Promise<ScreenStatus>;
+  runningSandbox(): { readonly sandbox: Sandbox; readonly screen: PublishedScreen } | undefined;
+  noteActivity(): void;
+}
+
+/** What the runner needs of the control lease. */
+export interface LeaseGate {
+  assertAgentMayAct(): Lease;
+  assertAgentStillActs(start: Lease): Lease;
+}
+
+export type ActionResult =
+  | {
+      readonly status: 'done';
+      readonly action: AgentAction;
+      /** The screen size the action was checked against (pointer actions, screenshot). */
+      readonly size?: Geometry;
+      readonly screenshot?: Screenshot;
+      /** Where the action ran: a sandbox's name, or `host`. */
+      readonly where: string;
+    }
+  /** A person holds control (or took it during the action, then `discarded`). */
+  | { readonly status: 'humanHasControl'; readonly error: HumanHasControlError; readonly discarded: boolean; readonly progress?: string }
+  | { readonly status: 'badInput'; readonly message: string }
+  /** The screen cannot run or be reached: a refused placement, a failed start, a gateway screen nobody started. */
+  | { readonly status: 'problem'; readonly problem: Problem; readonly placement: Placement | undefined }
+  | { readonly status: 'failed'; readonly what: string; readonly detail: string }
+  | { readonly status: 'cancelled' };
+
+export interface ActionOptions {
+  /** Aborts a wait, and stops typing between chunks. */
+  readonly signal?: AbortSignal;
+}
+
+const EXEC_TIMEOUT_MS = 20_000;
+
+export class AgentActionRunner {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly screen: ScreenAccess,
+    private readonly lease: LeaseGate,
+    private readonly log: Logger,
+  ) {}
+
+  /** Validates `input` for `kind` and, when it is good and the agent may act, carries it out. */
+  perform(kind: ActionKind, input: unknown, options: ActionOptions = {}): Promise<ActionResult> {
+    let action: AgentAction;
+    try {
+      action = parseAction(kind, input);
+    } catch (err) {
+      return Promise.resolve(badInput(err));
+    }
+    const next = this.queue.then(() => this.guarded(action, options));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async guarded(action: AgentAction, options: ActionOptions): Promise<ActionResult> {
+    let start: Lease;
+    try {
+      start = this.lease.assertAgentMayAct();
+    } catch (err) {
+      return refusedOrThrow(err, false);
+    }
+    try {
+      const result = await this.act(action, start, options);
+      if (result.status === 'done') {
+        // The action happened while control may have changed hands: then its result is void.
+        this.lease.assertAgentStillActs(start);
+      }
+      return result;
+    } catch (err) {
+      if (err instanceof ActionInputError) {
+        return badInput(err);
+      }
+      if (err instanceof ScreenError) {
+        return { status: 'problem', problem: err.problem, placement: this.screen.status.placement ?? this.screen.placement() };
+      }
+      return refusedOrThrow(err, true);
+    }
+  }
+
+  private async act(action: AgentAction, start: Lease, options: ActionOptions): Promise<ActionResult> {
+    if (action.kind === 'wait') {
+      // Waiting needs no screen, but it is an agent action like any other (refused while a
+      // person has control, void if they took it meanwhile).
+      return (await sleep(action.seconds * 1000, options.signal)) ? { status: 'done', action, where: 'none' } : { status: 'cancelled' };
+    }
+    const target = await this.ensureScreen();
+    if ('status' in target) {
+      return target;
+    }
+    const { sandbox, screen } = target;
+    const where = sandbox.onHost ? 'host' : sandbox.name;
+    const display = displayEnv(screen);
+    const exec = (argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs = EXEC_TIMEOUT_MS): Promise<RunResult> =>
+      run(sandbox.exec(withEnv(env, argv), { interactive: false }), { timeoutMs });
+    // Control may have changed hands while the screen started.
+    this.lease.assertAgentStillActs(start);
+    this.screen.noteActivity();
+    try {
+      switch (action.kind) {
+        case 'screenshot': {
+          const screenshot = await captureScreenshot(target);
+          return { status: 'done', action, where, screenshot, size: { width: screenshot.width, height: screenshot.height } };
+        }
+        case 'move':
+        case 'click':
+        case 'drag':
+        case 'scroll': {
+          const probe = await exec(GEOMETRY_ARGV, display);
+          must('reading the screen size', probe);
+          const size = parseGeometryOutput(probe.stdout);
+          if (!size) {
+            return { status: 'failed', what: 'reading the screen size', detail: probe.stdout.trim().slice(0, 200) };
+          }
+          const argv = pointerArgv(action, size);
+          this.lease.assertAgentStillActs(start);
+          must(action.kind, await exec(argv, display));
+          return { status: 'done', action, where, size };
+        }
+        case 'type': {
+          const chunks = typeChunks(action.text);
+          let typed = 0;
+          for (const [index, chunk] of chunks.entries()) {
+            if (index > 0) {
+              try {
+                this.lease.assertAgentStillActs(start);
+              } catch (err) {
+                return refusedOrThrow(err, true, `typed ${typed} of ${Array.from(action.text).length} characters before control changed hands`);
+              }
+              if (options.signal?.aborted) {
+                return { status: 'cancelled' };
+              }
+            }
+            const points = Array.from(chunk).length;
+            must('typing', await exec(typeArgv(chunk), display, EXEC_TIMEOUT_MS + points * TYPE_DELAY_MS * 4));
+            typed += points;
+          }
+          return { status: 'done', action, where };
+        }
+        case 'key':
+          must('pressing keys', await exec(keyArgv(action.chord), display));
+          return { status: 'done', action, where };
+        case 'openUrl':
+          // The whole session env (D-Bus, XDG dirs) so the browser behaves as if started from the desktop.
+          must('opening the browser', await exec(openUrlArgv(action.url), screen.env));
+          return { status: 'done', action, where };
+      }
+    } finally {
+      this.screen.noteActivity();
+    }
+  }
+
+  /** The running screen, started on demand under a sandbox placement; else why not. */
+  private async ensureScreen(): Promise<{ sandbox: Sandbox; screen: PublishedScreen } | ActionResult> {
+    const running = this.screen.runningSandbox();
+    if (running) {
+      return running;
+    }
+    const placement = this.screen.placement();
+    if (placement?.where === 'host') {
+      // A screen on this machine is the user's explicit opt-in; an agent never starts one.
+      return { status: 'problem', problem: { code: 'notRunning' }, placement };
+    }
+    // Under a refused placement this throws the refusal without starting anything.
+    this.log.info('an agent action starts the screen');
+    await this.screen.start();
+    const started = this.screen.runningSandbox();
+    return started ?? { status: 'problem', problem: { code: 'notRunning' }, placement: this.screen.status.placement };
+  }
+}
+
+/**
+ * A PNG of the running screen, grabbed inside its sandbox (libX11 + the Python standard library,
+ * no extra package). Not gated by the lease: people take screenshots too (Save Screenshot).
+ */
+export async function captureScreenshot(target: { readonly sandbox: Sandbox; readonly screen: PublishedScreen }): Promise<Screenshot> {
+  const argv = withEnv(displayEnv(target.screen), screenshotArgv());
+  const result = await run(target.sandbox.exec(argv, { interactive: false }), { timeoutMs: EXEC_TIMEOUT_MS });
+  must('screenshot', result);
+  return parseScreenshotOutput(result.stdout);
+}
+
+export class ActionFailed extends Error {
+  constructor(readonly what: string, readonly detail: string) {
+    super(`${what} failed: ${detail}`);
+  }
+}
+
+function must(what: string, result: RunResult): void {
+  if (result.exitCode !== 0) {
+    const detail = result.timedOut
+      ? 'timed out'
+      : result.spawnError ?? (result.stderr.trim().split('\n').slice(-3).join(' ').slice(0, 300) || `exit code ${String(result.exitCode)}`);
+    throw new ActionFailed(what, detail);
+  }
+}
+
+function displayEnv(screen: PublishedScreen): Record<string, string> {
+  const env: Record<string, string> = { DISPLAY: screen.env.DISPLAY ?? screen.display };
+  if (screen.env.XAUTHORITY) {
+    env.XAUTHORITY = screen.env.XAUTHORITY;
+  }
+  return env;
+}
+
+function badInput(err: unknown): ActionResult {
+  if (err instanceof ActionInputError) {
+    return { status: 'badInput', message: err.message };
+  }
+  throw err;
+}
+
+function refusedOrThrow(err: unknown, discarded: boolean, progress?: string): ActionResult {
+  if (err instanceof HumanHasControlError) {
+    return { status: 'humanHasControl', error: err, discarded, progress };
+  }
+  if (err instanceof ActionFailed) {
+    return { status: 'failed', what: err.what, detail: err.detail };
+  }
+  if (err instanceof Error) {
+    return { status: 'failed', what: 'the action', detail: err.message };
+  }
+  throw err;
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve(false);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,217 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { ActionKind, AgentAction, Point, Screenshot } from './core/agentActions';
+import { AgentActionRunner, type ActionResult } from './core/agentTools';
+import type { Ctx } from './ctx';
+import { problemMessage } from './messages';
+
+/**
+ * The agent tools as VS Code language-model tools (`contributes.languageModelTools`): any chat
+ * agent can see and act on the screen through them. Every result is text written for the model;
+ * refusals (a person has control, a refused placement, bad input) are results too, so the model
+ * reads why and does not retry blindly.
+ */
+export const AGENT_TOOLS: ReadonlyArray<{ readonly name: string; readonly kind: ActionKind }> = [
+  { name: 'bot-screen_screenshot', kind: 'screenshot' },
+  { name: 'bot-screen_move', kind: 'move' },
+  { name: 'bot-screen_click', kind: 'click' },
+  { name: 'bot-screen_drag', kind: 'drag' },
+  { name: 'bot-screen_scroll', kind: 'scroll' },
+  { name: 'bot-screen_type', kind: 'type' },
+  { name: 'bot-screen_key', kind: 'key' },
+  { name: 'bot-screen_open_url', kind: 'openUrl' },
+  { name: 'bot-screen_wait', kind: 'wait' },
+];
+
+/** How many agent screenshots are kept on disk (oldest removed first). */
+const KEEP_SCREENSHOTS = 20;
+
+export function registerAgentTools(ctx: Ctx): AgentActionRunner {
+  const runner = new AgentActionRunner(ctx.controller, ctx.control.store, ctx.log);
+  const shots = new ScreenshotFolder(vscode.Uri.joinPath(ctx.extension.globalStorageUri, 'screenshots').fsPath);
+  for (const { name, kind } of AGENT_TOOLS) {
+    ctx.own(
+      vscode.lm.registerTool<unknown>(name, {
+        prepareInvocation: (options) => ({ invocationMessage: invocationMessage(kind, options.input) }),
+        invoke: async (options, token) => {
+          const abort = new AbortController();
+          const cancel = token.onCancellationRequested(() => abort.abort());
+          try {
+            const result = await runner.perform(kind, options.input, { signal: abort.signal });
+            logResult(ctx, name, result);
+            return toolResult(result, shots);
+          } finally {
+            cancel.dispose();
+          }
+        },
+      }),
+    );
+  }
+  return runner;
+}
+
+function logResult(ctx: Ctx, name: string, result: ActionResult): void {
+  switch (result.status) {
+    case 'done':
+      ctx.log.debug(`${name}: done in ${result.where}`);
+      break;
+    case 'humanHasControl':
+      ctx.log.info(`${name}: refused, a person has control${result.discarded ? ' (result discarded)' : ''}`);
+      break;
+    case 'badInput':
+      ctx.log.info(`${name}: bad input: ${result.message}`);
+      break;
+    case 'problem':
+      ctx.log.info(`${name}: ${result.problem.code}`);
+      break;
+    case 'failed':
+      ctx.log.warn(`${name}: ${result.what} failed: ${result.detail}`);
+      break;
+    case 'cancelled':
+      ctx.log.debug(`${name}: cancelled`);
+      break;
+  }
+}
+
+function toolResult(result: ActionResult, shots: ScreenshotFolder): vscode.LanguageModelToolResult {
+  const text = (value: string) => new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(value)]);
+  switch (result.status) {
+    case 'done': {
+      if (result.screenshot) {
+        const file = shots.save(result.screenshot);
+        const parts: unknown[] = [
+          new vscode.LanguageModelTextPart(
+            vscode.l10n.t(
+              'Screenshot of the {0}x{1} screen (coordinates for the other Bot Screen tools are pixels of this image, origin top left), saved as a PNG file: {2}',
+              result.screenshot.width,
+              result.screenshot.height,
+              file,
+            ),
+          ),
+        ];
+        const image = imagePart(result.screenshot.png);
+        if (image) {
+          parts.push(image);
+        }
+        return new vscode.LanguageModelToolResult(parts as vscode.LanguageModelTextPart[]);
+      }
+      return text(doneMessage(result.action, result.size));
+    }
+    case 'humanHasControl': {
+      const lines = [result.error.message];
+      if (result.discarded) {
+        lines.push(vscode.l10n.t('Control changed hands while this action ran, so its result was discarded.'));
+      }
+      if (result.progress) {
+        lines.push(result.progress);
+      }
+      lines.push(vscode.l10n.t('After control is handed back, take a new screenshot before acting: the screen may have changed.'));
+      return text(lines.join(' '));
+    }
+    case 'badInput':
+      return text(vscode.l10n.t('Invalid input: {0}. Nothing was sent to the screen.', result.message));
+    case 'problem':
+      if (result.problem.code === 'notRunning' && result.placement?.where === 'host') {
+        return text(
+          vscode.l10n.t(
+            'The screen is not running. It is placed on this machine (placement: gateway), outside any sandbox, and agents never start it there: ask the user to run "Bot Screen: Start Screen".',
+          ),
+        );
+      }
+      return text(problemMessage(result.problem));
+    case 'failed':
+      return text(vscode.l10n.t('{0} failed: {1}', result.what, result.detail));
+    case 'cancelled':
+      return text(vscode.l10n.t('Cancelled.'));
+  }
+}
+
+/**
+ * The screenshot as an image part, where this VS Code carries images in tool results. In 1.99 the
+ * host converts only text and prompt-tsx parts (anything else makes the whole call fail), and its
+ * LanguageModelDataPart lacks the static `image` of the finished API: that static is the sign.
+ */
+function imagePart(png: Uint8Array): unknown {
+  const DataPart = (vscode as unknown as { LanguageModelDataPart?: { image?: (data: Uint8Array, mime: string) => unknown } }).LanguageModelDataPart;
+  return typeof DataPart?.image === 'function' ? DataPart.image(png, 'image/png') : undefined;
+}
+
+function doneMessage(action: AgentAction, size: { width: number; height: number } | undefined): string {
+  const at = (p: Point) => `(${p.x}, ${p.y})`;
+  const screen = size ? vscode.l10n.t(' on the {0}x{1} screen', size.width, size.height) : '';
+  switch (action.kind) {
+    case 'screenshot':
+      return vscode.l10n.t('Screenshot taken.');
+    case 'move':
+      return vscode.l10n.t('Moved the pointer to {0}{1}.', at(action.at), screen);
+    case 'click':
+      return action.double
+        ? vscode.l10n.t('Double-clicked the {0} button at {1}{2}.', action.button, at(action.at), screen)
+        : vscode.l10n.t('Clicked the {0} button at {1}{2}.', action.button, at(action.at), screen);
+    case 'drag':
+      return vscode.l10n.t('Dragged with the {0} button from {1} to {2}{3}.', action.button, at(action.from), at(action.to), screen);
+    case 'scroll':
+      return vscode.l10n.t('Scrolled {0} by {1} at {2}{3}.', action.direction, action.amount, at(action.at), screen);
+    case 'type':
+      return vscode.l10n.t('Typed {0} characters.', Array.from(action.text).length);
+    case 'key':
+      return vscode.l10n.t('Pressed {0}.', action.chord);
+    case 'openUrl':
+      return vscode.l10n.t('Opened {0} in the browser on the screen. Take a screenshot to see the page once it has loaded.', action.url);
+    case 'wait':
+      return vscode.l10n.t('Waited {0} seconds.', action.seconds);
+  }
+}
+
+function invocationMessage(kind: ActionKind, input: unknown): string {
+  const i = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  switch (kind) {
+    case 'screenshot':
+      return vscode.l10n.t('Taking a screenshot of the Bot Screen');
+    case 'move':
+      return vscode.l10n.t('Moving the pointer on the Bot Screen');
+    case 'click':
+      return vscode.l10n.t('Clicking at ({0}, {1}) on the Bot Screen', String(i.x), String(i.y));
+    case 'drag':
+      return vscode.l10n.t('Dragging on the Bot Screen');
+    case 'scroll':
+      return vscode.l10n.t('Scrolling on the Bot Screen');
+    case 'type':
+      return vscode.l10n.t('Typing on the Bot Screen');
+    case 'key':
+      return vscode.l10n.t('Pressing {0} on the Bot Screen', String(i.chord).slice(0, 100));
+    case 'openUrl':
+      return vscode.l10n.t('Opening a URL on the Bot Screen');
+    case 'wait':
+      return vscode.l10n.t('Waiting');
+  }
+}
+
+/** Agent screenshots on disk: private (0700 dir, 0600 files), the newest few kept. */
+class ScreenshotFolder {
+  constructor(private readonly dir: string) {}
+
+  save(shot: Screenshot): string {
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const file = path.join(this.dir, `screenshot-${stamp}-${Math.random().toString(36).slice(2, 8)}.png`);
+    fs.writeFileSync(file, shot.png, { mode: 0o600 });
+    this.prune();
+    return file;
+  }
+
+  private prune(): void {
+    try {
+      const files = fs
+        .readdirSync(this.dir)
+        .filter((f) => /^screenshot-.*\.png$/.test(f))
+        .sort();
+      for (const old of files.slice(0, Math.max(0, files.length - KEEP_SCREENSHOTS))) {
+        fs.rmSync(path.join(this.dir, old), { force: true });
+      }
+    } catch {
+      // best effort
+    }
+  }
+}
