@@ -3,7 +3,7 @@
 // processes), and only what this test created (its own workspace key, files and window titles).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readlinkSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -75,7 +75,12 @@ function hostProgram(pattern: string): string[] {
 describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
   const config = settings({ geometry: `${WIDTH}x${HEIGHT}` });
   const controller = new ScreenController(() => config, testLog, tempMarkers());
-  const lease = new LeaseStore(mkdtempSync(join(tmpdir(), 'botscreen-leases-')), config.workspaceKey);
+  const leaseDirs: string[] = [];
+  const leaseStore = (key: string) => {
+    leaseDirs.push(mkdtempSync(join(tmpdir(), 'botscreen-leases-')));
+    return new LeaseStore(leaseDirs.at(-1)!, key);
+  };
+  const lease = leaseStore(config.workspaceKey);
   const runner = new AgentActionRunner(controller, lease, testLog);
   let container = '';
   let display: string[] = [];
@@ -118,6 +123,9 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     await controller.stop().catch(() => undefined);
     controller.dispose();
     removeTestContainers(config.workspaceKey);
+    for (const dir of leaseDirs) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('bad input is refused before anything runs: no screen is even started', async () => {
@@ -321,7 +329,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
   test('a refused placement returns the refusal and starts nothing', async () => {
     const refused = settings({ backend: 'modal', backendRaw: 'modal' });
     const other = new ScreenController(() => refused, testLog, tempMarkers());
-    const otherLease = new LeaseStore(mkdtempSync(join(tmpdir(), 'botscreen-leases-')), refused.workspaceKey);
+    const otherLease = leaseStore(refused.workspaceKey);
     const otherRunner = new AgentActionRunner(other, otherLease, testLog);
     try {
       for (const [kind, input] of [['screenshot', {}], ['click', { x: 1, y: 1 }], ['type', { text: 'x' }]] as const) {
@@ -339,7 +347,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
   test('a gateway placement whose screen nobody started is not started by an agent', async () => {
     const gateway = settings({ placement: 'gateway' });
     const other = new ScreenController(() => gateway, testLog, tempMarkers());
-    const otherRunner = new AgentActionRunner(other, new LeaseStore(mkdtempSync(join(tmpdir(), 'botscreen-leases-')), gateway.workspaceKey), testLog);
+    const otherRunner = new AgentActionRunner(other, leaseStore(gateway.workspaceKey), testLog);
     try {
       const result = await otherRunner.perform('screenshot', {});
       assert.equal(result.status, 'problem');
