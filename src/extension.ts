@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { registerBrowserCommands } from './commands/browser';
 import { registerControlCommands } from './commands/control';
 import { registerExternalViewerCommands } from './commands/externalViewer';
 import { registerImageCommands } from './commands/image';
@@ -21,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerScreenshotCommands(current);
   registerAgentTools(current);
   registerExternalViewerCommands(current);
+  registerBrowserCommands(current);
   // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
   // a slow Docker daemon must not hold up activation.
   void migrateRetiredImage(current.log)

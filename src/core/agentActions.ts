@@ -465,21 +465,30 @@ export function keyArgv(chord: string): string[] {
 
 /** The browser profile lives in the desktop user's home (not /tmp, a tmpfs emptied on stop). */
 export const BROWSER_PROFILE = '.config/botscreen-browser';
+/** Chromium's DevTools port inside the sandbox (loopback there); forwarded for host tools. */
+export const DEVTOOLS_PORT = 9222;
 
 /**
  * Opens the URL in the sandbox's Chromium, detached (setsid) so it outlives the exec. The script
- * is fixed; the URL is its positional parameter "$1", never parsed by the shell. The shell is
- * needed only to find $HOME and to redirect the browser's output away from the exec stream.
+ * is fixed; the URL is its positional parameter "$1", never parsed by the shell (no URL: just
+ * the browser). The shell is needed only to find $HOME and to redirect the browser's output away
+ * from the exec stream. One profile, one DevTools port on the sandbox's loopback: the agent's
+ * browser and the person's are the same browser, and a second call opens a tab in it.
  */
 const OPEN_URL_SCRIPT = [
   'p="$HOME/' + BROWSER_PROFILE + '"',
   'mkdir -p -- "$p" && chmod 700 -- "$p" || exit 2',
   'exec setsid -f chromium --no-sandbox --disable-dev-shm-usage --no-first-run --no-default-browser-check ' +
-    '--user-data-dir="$p" "$1" >"$p.log" 2>&1 </dev/null',
+    `--remote-debugging-port=${DEVTOOLS_PORT} --user-data-dir="$p" "$@" >"$p.log" 2>&1 </dev/null`,
 ].join('\n');
 
 export function openUrlArgv(url: string): string[] {
   return ['sh', '-c', OPEN_URL_SCRIPT, 'botscreen-open-url', httpUrl(url)];
+}
+
+/** The browser on the screen without a URL (its new-tab page, or the windows it already has). */
+export function openBrowserArgv(): string[] {
+  return ['sh', '-c', OPEN_URL_SCRIPT, 'botscreen-open-url'];
 }
 
 export function screenshotArgv(): string[] {

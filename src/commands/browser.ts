@@ -1,0 +1,71 @@
+import * as vscode from 'vscode';
+import type { Ctx } from '../ctx';
+import { DEVTOOLS_PORT, openBrowserArgv, withEnv } from '../core/agentActions';
+import { closeForwards, forwardPort } from '../core/forward';
+import { run } from '../core/runner';
+
+/**
+ * "Open Browser on Screen" starts the sandbox's Chromium on the screen (as the desktop user, its
+ * profile in that user's home, DevTools on the sandbox's loopback); "Copy DevTools URL" forwards
+ * that DevTools port to 127.0.0.1 here through exec streams, for Playwright and agent tooling.
+ * Forwards close when the screen stops or the window closes.
+ */
+export function registerBrowserCommands(ctx: Ctx): void {
+  let forwardedFrom: string | undefined;
+  const closeForward = () => {
+    if (forwardedFrom) {
+      void closeForwards(forwardedFrom);
+      forwardedFrom = undefined;
+    }
+  };
+  ctx.own(ctx.controller.onStatus((status) => status.state !== 'running' && closeForward()));
+  ctx.own({ dispose: closeForward });
+
+  const running = async () => {
+    if (ctx.controller.status.state !== 'running') {
+      await vscode.commands.executeCommand('botScreen.start');
+    }
+    return ctx.controller.runningSandbox();
+  };
+
+  ctx.registerCommand('botScreen.openBrowser', async () => {
+    const target = await running();
+    if (!target) {
+      return;
+    }
+    const result = await run(target.sandbox.exec(withEnv(target.screen.env, openBrowserArgv()), { interactive: false }), { timeoutMs: 20_000 });
+    if (result.exitCode !== 0) {
+      const detail = (result.stderr || result.stdout).trim() || (result.timedOut ? 'timed out' : `exit ${result.exitCode}`);
+      ctx.log.error(`opening the browser failed: ${detail}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Could not open the browser on the screen: {0}', detail));
+      return;
+    }
+    ctx.controller.noteActivity();
+    ctx.log.info(`opened Chromium on the screen in ${target.sandbox.name}`);
+  });
+
+  ctx.registerCommand('botScreen.copyDevToolsUrl', async () => {
+    const target = await running();
+    if (!target) {
+      return;
+    }
+    const port = await forwardPort(target.sandbox, DEVTOOLS_PORT);
+    forwardedFrom = target.sandbox.id;
+    const url = `http://127.0.0.1:${port}`;
+    await vscode.env.clipboard.writeText(url);
+    ctx.log.info(`DevTools of the sandbox browser forwarded to ${url}`);
+    const reachable = await fetch(`${url}/json/version`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
+    if (reachable) {
+      void vscode.window.showInformationMessage(vscode.l10n.t('DevTools of the sandbox browser: {0} (copied).', url));
+      return;
+    }
+    const open = vscode.l10n.t('Open Browser on Screen');
+    const choice = await vscode.window.showWarningMessage(
+      vscode.l10n.t('{0} (copied) forwards to the sandbox browser\'s DevTools port, but no browser answers there yet.', url),
+      open,
+    );
+    if (choice === open) {
+      await vscode.commands.executeCommand('botScreen.openBrowser');
+    }
+  });
+}

@@ -1,0 +1,46 @@
+// The sandbox browser's DevTools, reached from this machine through an exec-stream forward.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { DEVTOOLS_PORT, openBrowserArgv, withEnv } from '../../src/core/agentActions';
+import { closeForwards, forwardPort, listForwards } from '../../src/core/forward';
+import { run } from '../../src/core/runner';
+import { ScreenController } from '../../src/core/screen';
+import { hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
+
+describe('DevTools of the sandbox Chromium', () => {
+  const config = settings();
+  const controller = new ScreenController(() => config, testLog, tempMarkers());
+
+  after(async () => {
+    await closeForwards();
+    await controller.stop().catch(() => undefined);
+    controller.dispose();
+    removeTestContainers(config.workspaceKey);
+  });
+
+  test('Chromium runs on the screen as pn with its profile in pn\'s home, DevTools answers on 127.0.0.1 here', async () => {
+    await controller.start();
+    const { sandbox, screen } = controller.runningSandbox()!;
+    const opened = await run(sandbox.exec(withEnv(screen.env, openBrowserArgv()), { interactive: false }), { timeoutMs: 20_000 });
+    assert.equal(opened.exitCode, 0, opened.stderr);
+    const port = await forwardPort(sandbox, DEVTOOLS_PORT);
+    const version = await waitFor(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/json/version`).catch(() => undefined);
+      return response?.ok === true;
+    }, 30_000, 'DevTools /json/version through the forward');
+    testLog.warn(`DevTools answered through the forward ${version} ms after the browser was started`);
+    const info = (await (await fetch(`http://127.0.0.1:${port}/json/version`)).json()) as Record<string, string>;
+    assert.match(info.Browser, /Chrom/);
+    const browser = sh('docker', ['exec', sandbox.id, 'pgrep', '-a', '-u', 'pn', '-f', 'botscreen-browser']);
+    assert.match(browser, /--user-data-dir=\/home\/pn\/\.config\/botscreen-browser/);
+    assert.deepEqual(hostProcesses('^/usr/lib/chromium/chromium .*botscreen-browser'), [], 'no browser on this machine');
+  });
+
+  test('stopping the screen ends the browser with its display, and closing its forwards leaves no listener', async () => {
+    const { sandbox } = controller.runningSandbox()!;
+    await controller.stop();
+    await waitFor(() => sh('docker', ['exec', sandbox.id, 'pgrep', '-u', 'pn', 'chromium']).trim() === '', 10_000, 'the browser to exit');
+    await closeForwards(sandbox.id);
+    assert.deepEqual((await listForwards()).filter((f) => f.sandboxId === sandbox.id), []);
+  });
+});
