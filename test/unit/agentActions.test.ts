@@ -10,6 +10,7 @@ import {
   MAX_TEXT_LENGTH,
   keyArgv,
   normalizeChord,
+  openBrowserArgv,
   openUrlArgv,
   parseAction,
   parseScreenshotOutput,
@@ -119,8 +120,10 @@ describe('agent action input', () => {
     assert.equal(argv[0], 'sh');
     assert.equal(argv[1], '-c');
     assert.equal(argv.at(-1), 'https://example.com/a%20b?q=$(id)');
-    assert.match(argv[2], /"\$1"/);
+    // The URL is a positional parameter ("$@" after the script's name), never script text.
+    assert.match(argv[2], /"\$@"/);
     assert.doesNotMatch(argv[2], /example/);
+    assert.deepEqual(openBrowserArgv().slice(-1), ['botscreen-open-url'], 'no URL: just the browser');
   });
 
   test('the open-url script hands the URL to the browser verbatim (no shell expansion)', () => {
