@@ -84,7 +84,7 @@ class Forward {
           return;
         }
       }
-      if (!socket.destroyed && !socket.write(chunk)) {
+      if (!socket.destroyed && !socket.write(chunk) && !socket.destroyed) {
         relay.stdout.pause();
         socket.once('drain', () => relay.stdout.resume());
       }
@@ -100,7 +100,12 @@ class Forward {
     // the relay turns into shutdown(SHUT_WR) on its socket: half-close reaches the server.
     socket.pipe(relay.stdin);
     socket.on('error', () => socket.destroy());
-    socket.on('close', () => void this.settle(conn));
+    socket.on('close', () => {
+      // Nobody reads the relay any more: drain it, or its client could never finish (and Docker
+      // holds other execs of the container while an exited exec's output sits undrained).
+      relay.stdout.resume();
+      void this.settle(conn);
+    });
 
     void relay.exited.then(() => {
       conn.exited = true;
@@ -141,11 +146,9 @@ class Forward {
     await conn.relay.exited;
   }
 
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      // close() waits for open connections; they are being killed below.
-    }).catch(() => undefined);
+  /** Stops accepting; resolves once the open connections are gone too (the caller kills them). */
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
 
