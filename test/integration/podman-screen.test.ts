@@ -2,7 +2,7 @@
 // loaded into podman's own storage (`docker save | podman load`).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -33,13 +33,14 @@ const available = (() => {
 describe('podman sandbox screen', { skip: available ? false : 'podman is not installed (scripts/setup-sshd-deps.sh)' }, () => {
   const config = settings({ backend: 'podman', backendRaw: 'podman', geometry: '1024x640' });
   const controller = new ScreenController(() => config, testLog, tempMarkers());
+  let confDir: string | undefined;
   const ours = () => podman(['ps', '-aq', '--filter', `label=dev.botscreen.workspace=${config.workspaceKey}`]).split('\n').filter(Boolean);
 
   before(() => {
     // Rootful podman applies its own default rlimits (nofile 1048576...), which a process
     // without CAP_SYS_RESOURCE (this machine runs inside a container) may not raise to:
     // cap them at what this process has, through a private containers.conf.
-    const dir = mkdtempSync(join(tmpdir(), 'botscreen-podman-'));
+    const dir = (confDir = mkdtempSync(join(tmpdir(), 'botscreen-podman-')));
     const nofile = hardLimit('Max open files');
     const nproc = Math.min(hardLimit('Max processes'), 32768);
     writeFileSync(join(dir, 'containers.conf'), `[containers]\ndefault_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]\n`);
@@ -59,6 +60,9 @@ describe('podman sandbox screen', { skip: available ? false : 'podman is not ins
     const ids = ours();
     if (ids.length > 0) {
       podman(['rm', '-f', ...ids]);
+    }
+    if (confDir) {
+      rmSync(confDir, { recursive: true, force: true });
     }
   });
 
