@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { MarkerStore } from '../../src/core/marker';
+import { ScreenError } from '../../src/core/problem';
 import { ScreenController, type ScreenSettings } from '../../src/core/screen';
+import { pathWithout } from '../support/path';
 import { readExactly, rfbHandshake } from '../support/rfb';
 import { desktopProcesses, hostProcesses, removeTestContainers, settings, sh, testLog, waitFor } from '../support/env';
 
@@ -222,6 +224,28 @@ describe('idle auto-stop', () => {
     } finally {
       controller.dispose();
       removeTestContainers(config.workspaceKey);
+    }
+  });
+});
+
+describe('a screen on this machine without the desktop installed', () => {
+  test('is blocked with the missing programs named, and nothing starts', async () => {
+    const saved = process.env.PATH;
+    process.env.PATH = pathWithout(['Xvnc', 'xfwm4']);
+    const config = settings({ placement: 'gateway' });
+    const controller = new ScreenController(() => config, testLog, new MarkerStore(markerDir()));
+    try {
+      await assert.rejects(controller.start(), (err: unknown) => {
+        assert.ok(err instanceof ScreenError && err.problem.code === 'missingBinaries');
+        assert.equal(err.problem.onHost, true, 'the blocker is about this machine (the Install action applies)');
+        assert.deepEqual([...err.problem.names].sort(), ['Xvnc', 'xfwm4']);
+        return true;
+      });
+      assert.equal(controller.status.state, 'blocked');
+      assert.deepEqual(hostProcesses(`/${config.workspaceKey}/launcher\\.sh`), []);
+    } finally {
+      process.env.PATH = saved;
+      controller.dispose();
     }
   });
 });
