@@ -17,7 +17,7 @@ export function problemMessage(problem: Problem): string {
     case 'notImplemented':
       return vscode.l10n.t('The screen belongs inside the {0} sandbox, and Bot Screen cannot start it there yet. Use the docker backend, or set "botScreen.placement": "gateway" to put the screen on this machine.', problem.backend);
     case 'cliMissing':
-      return vscode.l10n.t('The Docker CLI "{0}" was not found. Install Docker, or point "botScreen.sandbox.docker.path" at it.', problem.cli);
+      return vscode.l10n.t('The program "{0}" was not found. Install it, or point the backend\'s "path" setting ("botScreen.sandbox.<backend>.path") at it.', problem.cli);
     case 'daemonDown':
       return vscode.l10n.t('The Docker daemon is not running ({0}). Start it (for example "sudo systemctl start docker", or "dockerd" as root) and try again.', firstLine(problem.detail));
     case 'badImage':
@@ -47,17 +47,17 @@ export function problemMessage(problem: Problem): string {
     case 'commandFailed':
       return vscode.l10n.t('{0} failed: {1}', problem.what, problem.detail);
     case 'badHost':
-      return vscode.l10n.t('"{0}" is not a usable SSH host (check "botScreen.sandbox.ssh.host": no leading "-", no spaces or control characters). Nothing was run.', problem.host);
+      return vscode.l10n.t('"{0}" is not a host name: it must not be empty or start with "-", and may hold only letters, digits and . _ : % -. Nothing was run.', problem.host);
     case 'badSshUser':
       return vscode.l10n.t('"{0}" is not a usable SSH user name (check "botScreen.sandbox.ssh.user"). Nothing was run.', problem.user);
     case 'badPort':
-      return vscode.l10n.t('"{0}" is not a port number between 1 and 65535 (check "botScreen.sandbox.ssh.port"). Nothing was run.', problem.port);
+      return vscode.l10n.t('"{0}" is not a port number between 1 and 65535. Nothing was run.', problem.port);
     case 'badIdentityFile':
       return vscode.l10n.t('The SSH identity file "{0}" is not an absolute path to a readable file (check "botScreen.sandbox.ssh.identityFile"). Nothing was run.', problem.path);
     case 'unsafeControlDir':
       return vscode.l10n.t('The SSH control socket directory {0} is not private to you (it must be yours and mode 0700). Remove it and try again.', problem.path);
     case 'sshFailed':
-      return vscode.l10n.t('Could not reach the SSH host {0}: {1}', problem.host, problem.detail);
+      return vscode.l10n.t('Could not log in to {0} over SSH: {1}', problem.host, problem.detail);
     case 'badInstance':
       return vscode.l10n.t('"{0}" is not a valid Apptainer instance name (check "botScreen.sandbox.apptainer.instance"). Nothing was run.', problem.instance);
     case 'badKubeName':
@@ -65,7 +65,9 @@ export function problemMessage(problem: Problem): string {
     case 'podNotSet':
       return vscode.l10n.t('Set "botScreen.sandbox.kubernetes.pod" to the pod the agent\'s terminal runs in; Bot Screen never creates pods.');
     case 'podNotFound':
-      return vscode.l10n.t('The pod {0} was not found in namespace {1}. Bot Screen never creates pods: check "botScreen.sandbox.kubernetes.pod".', problem.pod, problem.namespace);
+      return problem.namespace
+        ? vscode.l10n.t('The pod {0} was not found in namespace {1}. Bot Screen never creates pods: check "botScreen.sandbox.kubernetes.pod".', problem.pod, problem.namespace)
+        : vscode.l10n.t('The pod {0} was not found in the context\'s namespace. Bot Screen never creates pods: check "botScreen.sandbox.kubernetes.pod".', problem.pod);
     case 'podNotRunning':
       return vscode.l10n.t('The pod {0} is {1}, not Running. Start it, then start the screen.', problem.pod, problem.phase);
   }

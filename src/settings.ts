@@ -35,9 +35,35 @@ export function readSettings(log: Logger): ScreenSettings {
     docker: {
       cli: String(config.get('sandbox.docker.path') || 'docker'),
       image: String(config.get(IMAGE_SETTING) || DEFAULT_IMAGE).trim(),
-      imagePinned: isImagePinned(config),
+      imagePinned: isPinned(config, IMAGE_SETTING),
       container: String(config.get('sandbox.docker.container') ?? '').trim(),
       pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
+    },
+    podman: {
+      path: str(config, 'sandbox.podman.path') || 'podman',
+      image: str(config, 'sandbox.podman.image') || DEFAULT_IMAGE,
+      container: str(config, 'sandbox.podman.container'),
+      pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
+      imagePinned: isPinned(config, 'sandbox.podman.image'),
+    },
+    ssh: {
+      host: str(config, 'sandbox.ssh.host'),
+      user: str(config, 'sandbox.ssh.user'),
+      port: config.get<number | null>('sandbox.ssh.port') ?? undefined,
+      identityFile: str(config, 'sandbox.ssh.identityFile'),
+      path: str(config, 'sandbox.ssh.path') || 'ssh',
+    },
+    apptainer: {
+      path: str(config, 'sandbox.apptainer.path') || 'apptainer',
+      image: str(config, 'sandbox.apptainer.image'),
+      instance: str(config, 'sandbox.apptainer.instance'),
+    },
+    kubernetes: {
+      path: str(config, 'sandbox.kubernetes.path') || 'kubectl',
+      context: str(config, 'sandbox.kubernetes.context'),
+      namespace: str(config, 'sandbox.kubernetes.namespace'),
+      pod: str(config, 'sandbox.kubernetes.pod'),
+      container: str(config, 'sandbox.kubernetes.container'),
     },
     idleStopMinutes: Math.max(0, Number(config.get('idleStopMinutes') ?? 30) || 0),
     workspaceKey: workspaceKey(),
@@ -61,8 +87,8 @@ function warnOnce(log: Logger, message: string): void {
  * Pinned means written by the user in any scope, even to the default value: a value comparison
  * could not tell "chose the default on purpose" from "never chose".
  */
-function isImagePinned(config: vscode.WorkspaceConfiguration): boolean {
-  const scopes = config.inspect<string>(IMAGE_SETTING);
+function isPinned(config: vscode.WorkspaceConfiguration, setting: string): boolean {
+  const scopes = config.inspect<string>(setting);
   return [scopes?.globalValue, scopes?.workspaceValue, scopes?.workspaceFolderValue].some((value) => value !== undefined);
 }
 
@@ -89,4 +115,8 @@ export async function migrateRetiredImage(log: Logger): Promise<void> {
       await config.update(IMAGE_SETTING, undefined, target);
     }
   }
+}
+
+function str(config: vscode.WorkspaceConfiguration, key: string): string {
+  return String(config.get(key) ?? '').trim();
 }

@@ -55,7 +55,7 @@ export interface ScreenStatus {
 }
 
 const START_TIMEOUT_S = 20;
-const LIVENESS_INTERVAL_MS = 1_000;
+const DEFAULT_LIVENESS_INTERVAL_MS = 5_000;
 
 export interface ControllerOptions {
   /** How often idleness is checked (tests shorten it). */
@@ -265,6 +265,7 @@ export class ScreenController {
   }
 
   dispose(): void {
+    void this.live?.backend.disconnect?.().catch(() => undefined);
     this.disposed = true;
     this.stopLiveness();
     clearInterval(this.idleTimer);
@@ -343,7 +344,7 @@ export class ScreenController {
     });
     this.stopLiveness();
     if (!sandbox.onHost) {
-      this.livenessTimer = setInterval(() => void this.checkLiveness(), LIVENESS_INTERVAL_MS);
+      this.livenessTimer = setInterval(() => void this.checkLiveness(), target.backend.livenessIntervalMs ?? DEFAULT_LIVENESS_INTERVAL_MS);
     }
     this.noteActivity();
     clearInterval(this.idleTimer);

@@ -27,6 +27,14 @@ export interface SandboxBackend {
   fromIdentity(identity: SandboxIdentity): Promise<Sandbox>;
   /** Whether the sandbox still exists; a CLI error or timeout is `unknown`, never `gone`. */
   liveness(sandbox: Sandbox): Promise<Liveness>;
+  /**
+   * How often a running screen's sandbox is checked. A local `docker inspect` is cheap enough
+   * for every second (the view must say "gone" within 2 s even with no viewer's relay to break);
+   * an ssh login or a kubectl call is not, and those backends default to 5 s.
+   */
+  readonly livenessIntervalMs?: number;
+  /** Ends connections kept open between commands (ssh's control master) when the window closes. */
+  disconnect?(): Promise<void>;
   /** Only backends that create their own sandboxes from an image can have a pending switch. */
   pendingSwitch?(): Promise<ImageSwitch | undefined>;
 }

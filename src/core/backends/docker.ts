@@ -23,6 +23,7 @@ export interface DockerSettings {
  * removed or recreated.
  */
 export class DockerBackend implements SandboxBackend {
+  readonly livenessIntervalMs = 1_000;
   private readonly docker: DockerCli;
 
   constructor(

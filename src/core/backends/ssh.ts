@@ -224,6 +224,10 @@ export class SshBackend implements SandboxBackend {
     return 'unknown';
   }
 
+  disconnect(): Promise<void> {
+    return this.closeMaster();
+  }
+
   /** Closes the control master of the configured host (deactivation, tests). */
   async closeMaster(): Promise<void> {
     const cli = this.cli(sshDestination(this.config));
