@@ -99,3 +99,4 @@ test('gateway placement runs the same screen on this machine', { timeout: 240_00
     await win.close();
   }
 });
+
