@@ -2,7 +2,8 @@
 # Sets up everything Bot Screen needs on a fresh Debian machine, idempotently, with caches:
 #   node dependencies, the Docker engine, the sandbox desktop image, the packaged extension,
 #   and a real VS Code (VS Code Server 1.99.3 + Playwright's driver for Debian's Chromium).
-#   --with-host-desktop also installs TigerVNC and Xfce on this machine (gateway placement).
+#   --with-host-desktop also installs what the tests need on this machine: TigerVNC and Xfce
+#   (gateway placement, and the SSH host), OpenSSH and Podman.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -33,6 +34,7 @@ bash scripts/start-dockerd.sh
 bash scripts/build-sandbox-image.sh >/dev/null
 if [ "$with_host_desktop" = 1 ]; then
 	bash scripts/setup-host-desktop.sh
+	bash scripts/setup-sshd-deps.sh
 fi
 bash scripts/install-test-vscode.sh >/dev/null
 
