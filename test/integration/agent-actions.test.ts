@@ -3,7 +3,7 @@
 // processes), and only what this test created (its own workspace key, files and window titles).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -12,7 +12,7 @@ import { MAX_TEXT_LENGTH } from '../../src/core/agentActions';
 import { AgentActionRunner, type ActionResult } from '../../src/core/agentTools';
 import { HumanHasControlError, LeaseStore } from '../../src/core/lease';
 import { ScreenController } from '../../src/core/screen';
-import { removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
+import { hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 
 const WIDTH = 1152;
 const HEIGHT = 720;
@@ -51,25 +51,6 @@ function distinctColours(png: Uint8Array): number {
     }
   }
   return seen.size;
-}
-
-/**
- * Processes of this machine (not of any container: same kernel, other pid namespace) whose own
- * argv[0] is the program. Anchored, because the docker CLI on this machine carries the same words
- * in its own arguments.
- */
-function hostProgram(pattern: string): string[] {
-  const ours = readlinkSync('/proc/self/ns/pid');
-  return sh('pgrep', ['-a', '-f', pattern])
-    .split('\n')
-    .filter(Boolean)
-    .filter((line) => {
-      try {
-        return readlinkSync(`/proc/${line.split(' ')[0]}/ns/pid`) === ours;
-      } catch {
-        return false;
-      }
-    });
 }
 
 describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
@@ -303,7 +284,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     const browser = sh('docker', ['exec', container, 'pgrep', '-a', '-f', 'botscreen-browser']);
     assert.match(browser, /--user-data-dir=\/home\/pn\/\.config\/botscreen-browser/);
     assert.equal(sh('docker', ['exec', container, 'stat', '-c', '%U %a', '/home/pn/.config/botscreen-browser']).trim(), 'pn 700');
-    assert.deepEqual(hostProgram('^\\S*chrom\\S* .*botscreen-browser'), [], 'no browser on this machine');
+    assert.deepEqual(hostProcesses('^\\S*chrom\\S* .*botscreen-browser'), [], 'no browser on this machine');
   });
 
   test('no xdotool, Xvnc or Chromium of this screen ever runs on this machine', async () => {
@@ -314,8 +295,8 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     let seenInSandbox = 0;
     const onHost: string[] = [];
     while (await Promise.race([typing.then(() => false), new Promise((r) => setTimeout(() => r(true), 50))])) {
-      onHost.push(...hostProgram(`^(\\S*/)?xdotool .*${tag}`), ...hostProgram(`^(\\S*/)?X(tiger)?vnc .*${config.workspaceKey}`));
-      onHost.push(...hostProgram('^\\S*chrom\\S* .*botscreen-browser'));
+      onHost.push(...hostProcesses(`^(\\S*/)?xdotool .*${tag}`), ...hostProcesses(`^(\\S*/)?X(tiger)?vnc .*${config.workspaceKey}`));
+      onHost.push(...hostProcesses('^\\S*chrom\\S* .*botscreen-browser'));
       if (sh('docker', ['exec', container, 'pgrep', '-f', `^xdotool type .*${tag}`]).trim() !== '') {
         seenInSandbox++;
       }
@@ -353,7 +334,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
       assert.equal(result.status, 'problem');
       assert.deepEqual((result as { problem: unknown }).problem, { code: 'notRunning' });
       assert.equal(other.status.state, 'stopped');
-      assert.deepEqual(hostProgram(`^Xvnc .*${gateway.workspaceKey}`), []);
+      assert.deepEqual(hostProcesses(`^Xvnc .*${gateway.workspaceKey}`), []);
     } finally {
       other.dispose();
     }
