@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the SSH and Podman integration tests need on this machine, idempotently:
+# Installs what the SSH, Podman and external-viewer tests need on this machine, idempotently:
 #   - OpenSSH server and client (test/support/sshd.ts runs a throwaway sshd on 127.0.0.1;
 #     Debian's policy-rc.d here keeps the package's own sshd from starting on :22),
 #     and sshd's privilege separation directory /run/sshd;
@@ -12,7 +12,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-need_apt openssh-server openssh-client podman catatonit
+# vncsnapshot: a VNC client from Debian, for the external-viewer test.
+need_apt openssh-server openssh-client podman catatonit vncsnapshot
 as_root mkdir -p /run/sshd
 bash "$here/setup-host-desktop.sh"
 

@@ -1,9 +1,12 @@
 // The external-viewer port against the real screen: loopback only, RFB through it, input gated.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, describe, test } from 'node:test';
+import { run } from '../../src/core/runner';
 import { ScreenController } from '../../src/core/screen';
 import { listenForViewers, type ViewerListener } from '../../src/core/viewerListener';
 import { rfbHandshake } from '../support/rfb';
@@ -53,6 +56,21 @@ describe('external viewer port', () => {
     assert.deepEqual(listening, [`0100007F:${port}`], 'listening on 127.0.0.1 only');
   });
 
+  test('a VNC client we did not write (Debian\'s vncsnapshot) gets the desktop\'s framebuffer', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'botscreen-snap-')), 'screen.jpg');
+    // vncsnapshot 1.2a (2004) cannot decode TigerVNC's Tight rectangles and waits forever on
+    // them; Raw is the encoding every VNC client and server share.
+    const result = await run(
+      { command: 'vncsnapshot', args: ['-quiet', '-allowblank', '-encodings', 'raw', `127.0.0.1::${listener.port}`, out] },
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(result.exitCode, 0, result.stderr);
+    const jpeg = readFileSync(out);
+    assert.deepEqual([jpeg[0], jpeg[1]], [0xff, 0xd8], 'a JPEG');
+    assert.deepEqual(jpegSize(jpeg), [1280, 800]);
+    rmSync(dirname(out), { recursive: true, force: true });
+  });
+
   test('closing the listener ends every connection and its relay', async () => {
     const socket = await open(listener.port);
     await rfbHandshake(socket as unknown as Readable, socket);
@@ -61,3 +79,17 @@ describe('external viewer port', () => {
     assert.equal(hostProcesses(`Bot Screen relay.*/${config.workspaceKey}/rfb\\.sock`).length, 0);
   });
 });
+
+/** Width and height from a JPEG's start-of-frame marker. */
+function jpegSize(jpeg: Buffer): [number, number] | undefined {
+  let offset = 2;
+  while (offset + 9 < jpeg.length) {
+    const marker = jpeg[offset + 1];
+    const length = jpeg.readUInt16BE(offset + 2);
+    if (marker >= 0xc0 && marker <= 0xc3) {
+      return [jpeg.readUInt16BE(offset + 7), jpeg.readUInt16BE(offset + 5)];
+    }
+    offset += 2 + length;
+  }
+  return undefined;
+}
