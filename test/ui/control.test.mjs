@@ -2,12 +2,13 @@
 // only while their view holds control; with the agent in control the view is view-only.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import {
   REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
 } from './harness.mjs';
-import { containersOf, removeContainersOf, sh } from './botscreen.mjs';
+import { containersOf, hostProcesses, removeContainersOf, sh, workspaceKey } from './botscreen.mjs';
 
 const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -91,5 +92,81 @@ test('Open Sandbox Terminal opens a shell inside the sandbox, as pn, on the scre
     await workbench?.close();
     await server.stop();
     removeContainersOf(server.workspace);
+  }
+});
+
+/** The editor panel's frame: the one whose actions do not offer "Open in Editor". */
+async function panelFrame(page) {
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame.isDetached()) continue;
+      const inPanel = await frame.evaluate(() => Boolean(window.botScreen?.hostState)
+        && !document.querySelector('#actions [data-action="openInEditor"]')).catch(() => false);
+      if (inPanel) return frame;
+    }
+    return undefined;
+  }, 30_000, 250, 'the editor panel frame');
+}
+
+test('a dropped connection keeps control; closing the holder\'s panel hands it back', { timeout: 240_000 }, async () => {
+  const server = await startServer({ vsixPath: VSIX });
+  let workbench;
+  try {
+    workbench = await openWorkbench(server);
+    const { page } = workbench;
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    await runCommand(page, 'Bot Screen: Start Screen');
+    await findWebviewFrame(page, 'botScreen', 60_000);
+    await runCommand(page, 'Bot Screen: Open Screen in Editor');
+    const frame = await panelFrame(page);
+    const probe = () => frame.evaluate(() => ({ ...window.botScreen }));
+    await waitFor(async () => (await probe()).connection === 'live', 30_000, 200, 'the panel to be live');
+    await frame.locator('#control-button').click();
+    await waitFor(async () => (await probe()).inControl, 10_000, 100, 'the panel to hold control');
+    const leaseFile = path.join(server.userDataDir, 'User', 'globalStorage', 'botscreen.bot-screen', 'leases', `lease-${workspaceKey(server.workspace)}.json`);
+    const holder = () => JSON.parse(fs.readFileSync(leaseFile, 'utf8')).holder;
+    assert.equal(holder(), 'human');
+
+    // Drop the connections (the panel's and the side bar's): kill their relay clients here.
+    const relays = hostProcesses(`docker exec -i -u pn .* python3 -c # Bot Screen relay.*/${workspaceKey(server.workspace)}/rfb\\.sock`);
+    assert.ok(relays.length >= 1, 'the panel has a relay');
+    for (const line of relays) sh('kill', ['-9', line.split(' ')[0]]);
+    await waitFor(async () => (await probe()).connects >= 2 && (await probe()).connection === 'live', 20_000, 200, 'the panel to reconnect');
+    assert.equal(holder(), 'human', 'a dropped connection does not hand back');
+    assert.equal((await probe()).inControl, true);
+
+    await runCommand(page, 'View: Close Editor');
+    await waitFor(() => holder() === 'agent', 10_000, 200, 'closing the holder\'s panel to hand back');
+  } finally {
+    await workbench?.close();
+    await server.stop();
+    removeContainersOf(server.workspace);
+  }
+});
+
+test('with the screen on this machine, new integrated terminals get its DISPLAY', { timeout: 240_000 }, async () => {
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.placement': 'gateway', 'terminal.integrated.gpuAcceleration': 'off' } });
+  let workbench;
+  const probeFile = path.join(server.dir, 'display-probe');
+  try {
+    workbench = await openWorkbench(server);
+    const { page } = workbench;
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    await runCommand(page, 'Bot Screen: Start Screen');
+    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
+    await runCommand(page, 'Terminal: Create New Terminal');
+    const terminal = page.locator('.part.panel .xterm').first();
+    await terminal.waitFor({ timeout: 30_000 });
+    await sleep(2_000);
+    await terminal.click();
+    await page.keyboard.type(`echo "$DISPLAY" > ${probeFile}\n`, { delay: 10 });
+    const display = await waitFor(() => (fs.existsSync(probeFile) ? fs.readFileSync(probeFile, 'utf8').trim() : ''), 20_000, 200, 'the terminal to write DISPLAY');
+    const xvnc = hostProcesses(`^Xvnc ${display} .*/${workspaceKey(server.workspace)}/rfb\\.sock`);
+    assert.equal(xvnc.length, 1, `DISPLAY ${display} is this window's screen`);
+    await runCommand(page, 'Bot Screen: Stop Screen');
+  } finally {
+    await workbench?.close();
+    await server.stop();
   }
 });
