@@ -87,6 +87,27 @@ describe('markers', () => {
     }
   });
 
+  test('a Docker CLI that cannot answer keeps the marker and says the state is unknown', async () => {
+    await controller.start();
+    const key = config.workspaceKey;
+    const saved = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
+    const blind = new ScreenController(() => config, testLog, markers);
+    try {
+      await blind.attach();
+      assert.equal(blind.status.state, 'error');
+      assert.equal(blind.status.problem?.code, 'sandboxUnknown');
+      assert.ok(markers.read(key).marker, 'the marker stays: an unanswered CLI is not proof the sandbox is gone');
+    } finally {
+      process.env.DOCKER_HOST = saved;
+      if (saved === undefined) {
+        delete process.env.DOCKER_HOST;
+      }
+      blind.dispose();
+    }
+    await controller.stop();
+  });
+
   test('a marker naming a container that never existed: clear "gone" status, marker dropped, no crash', async () => {
     const key = config.workspaceKey;
     writeFileSync(markers.path(key), JSON.stringify({
