@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { Control } from './control';
 import { LeaseStore } from './core/lease';
+import type { Logger } from './core/logger';
 import { MarkerStore } from './core/marker';
 import { ScreenController } from './core/screen';
 import { readSettings, workspaceKey } from './settings';
@@ -23,7 +24,7 @@ export class Ctx implements vscode.Disposable {
     const markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath);
     const leases = new LeaseStore(vscode.Uri.joinPath(extension.globalStorageUri, 'leases').fsPath, workspaceKey());
     this.control = this.own(new Control(leases));
-    this.controller = new ScreenController(() => readSettings(this.log), this.log, markers, {
+    this.controller = new ScreenController(() => readSettings(this.log), this.withProgress(this.log), markers, {
       humanHasControl: () => this.control.humanHolds(),
     });
     this.own({ dispose: () => this.controller.dispose() });
@@ -37,6 +38,33 @@ export class Ctx implements vscode.Disposable {
     this.own(this.controller.onStatus(setContext));
     this.own(this.control.onDidChange(setContext));
     setContext();
+  }
+
+  /**
+   * The core's log plus its progress steps as a notification, shown until the screen's current
+   * operation (a start, a switch) ends.
+   */
+  private withProgress(log: vscode.LogOutputChannel): Logger {
+    return {
+      debug: (message) => log.debug(message),
+      info: (message) => log.info(message),
+      warn: (message) => log.warn(message),
+      error: (message) => log.error(message),
+      progress: (step) => {
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Bot Screen: pulling the image {0}…', step.image) },
+          () =>
+            new Promise<void>((resolve) => {
+              const watch = this.controller.onStatus((status) => {
+                if (status.state !== 'starting') {
+                  watch.dispose();
+                  resolve();
+                }
+              });
+            }),
+        );
+      },
+    };
   }
 
   registerCommand(id: string, handler: (...args: unknown[]) => unknown): void {

@@ -54,6 +54,10 @@ export class PlacementStatusBar implements vscode.Disposable {
     };
     tooltip.appendMarkdown(`**${vscode.l10n.t('Bot Screen')}**: ${stateLabel(status.state)}\n\n`);
     tooltip.appendText(`${placementHeadline(placement)} (${placement ? placementLabel(placement) : 'refused'})`);
+    if (status.state === 'running' && status.screen) {
+      tooltip.appendMarkdown('\n\n');
+      tooltip.appendText(vscode.l10n.t('Display {0}, {1}, in {2}.', status.screen.display, status.screen.geometry, status.sandbox?.name ?? ''));
+    }
     if (status.state === 'running') {
       tooltip.appendMarkdown('\n\n');
       tooltip.appendText(

@@ -92,6 +92,7 @@ export class DockerBackend implements SandboxBackend {
       return;
     }
     this.log.info(`pulling ${image}`);
+    this.log.progress?.({ kind: 'pullingImage', image });
     const pulled = await run(this.docker.pull(image), { timeoutMs: 30 * 60_000 });
     if (pulled.exitCode !== 0) {
       const detail = (pulled.stderr || pulled.stdout).trim().split('\n').slice(-3).join(' ') || (pulled.timedOut ? 'timed out' : '');
