@@ -19,6 +19,7 @@ const probe = {
   framesDrawn: 0,
   bytesIn: 0,
   firstFrameAt: 0,
+  lastFrameAt: 0,
 };
 (window as unknown as { botScreen: typeof probe }).botScreen = probe;
 
@@ -48,6 +49,7 @@ const flip = Display.prototype.flip;
 Display.prototype.flip = function (this: InstanceType<typeof Display>, fromQueue?: boolean) {
   flip.call(this, fromQueue);
   probe.framesDrawn++;
+  probe.lastFrameAt = Date.now();
   if (probe.framesDrawn === 1) {
     probe.firstFrameAt = Date.now();
     post({ type: 'frame', atMs: probe.firstFrameAt });
