@@ -129,7 +129,6 @@ export function viewStrings(): ViewStrings {
     keyboardCaptured: vscode.l10n.t('Keys go to the screen. Release with Ctrl+Alt+Shift+K.'),
     connecting: vscode.l10n.t('connecting'),
     live: vscode.l10n.t('live'),
-    disconnected: vscode.l10n.t('disconnected'),
   };
 }
 
@@ -168,7 +167,6 @@ export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatu
     headline: placementHeadline(status.placement),
     detail: details.join('\n\n'),
     actions,
-    geometry: status.screen?.geometry,
   };
 }
 

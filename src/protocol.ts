@@ -20,8 +20,6 @@ export interface ScreenStatusView {
   readonly detail: string;
   /** Actions the view may offer, in order. */
   readonly actions: readonly ViewAction[];
-  /** Desktop size when known, e.g. "1280x800". */
-  readonly geometry?: string;
 }
 
 export type ViewAction =
@@ -50,7 +48,6 @@ export interface ViewStrings {
   readonly keyboardCaptured: string;
   readonly connecting: string;
   readonly live: string;
-  readonly disconnected: string;
 }
 
 export type HostToWebview =

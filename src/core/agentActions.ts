@@ -44,7 +44,6 @@ export type AgentAction =
   | { readonly kind: 'wait'; readonly seconds: number };
 
 export type ActionKind = AgentAction['kind'];
-export const ACTION_KINDS: readonly ActionKind[] = ['screenshot', 'move', 'click', 'drag', 'scroll', 'type', 'key', 'openUrl', 'wait'];
 
 /** Bad input from the agent. `message` is written for the agent: what was wrong and what is allowed. */
 export class ActionInputError extends Error {

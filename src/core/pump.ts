@@ -12,8 +12,7 @@ export interface PumpOptions {
 export const DEFAULT_PUMP_OPTIONS: PumpOptions = { maxInFlight: 16, resumeInFlight: 4, maxPostBytes: 1 << 20 };
 
 export interface PumpStats {
-  posts: number;
-  bytes: number;
+  /** How often the relay stopped being read (the webview lagged or was hidden). */
   pauses: number;
 }
 
@@ -30,7 +29,7 @@ export class RfbPump {
   private visible = true;
   private flushScheduled = false;
   private disposed = false;
-  readonly stats: PumpStats = { posts: 0, bytes: 0, pauses: 0 };
+  readonly stats: PumpStats = { pauses: 0 };
 
   constructor(
     private readonly source: Readable,
@@ -79,8 +78,6 @@ export class RfbPump {
     while (!this.disposed && this.visible && this.pendingBytes > 0 && this.inFlight < this.options.maxInFlight) {
       const data = this.take(Math.min(this.pendingBytes, this.options.maxPostBytes));
       this.inFlight++;
-      this.stats.posts++;
-      this.stats.bytes += data.length;
       Promise.resolve(this.post(data)).then(
         () => this.settle(),
         () => this.settle(),

@@ -29,7 +29,3 @@ export function parseGeometry(text: string): Geometry | undefined {
   const inRange = (n: number) => n >= 320 && n <= 8192;
   return inRange(width) && inRange(height) ? { width, height } : undefined;
 }
-
-export function formatGeometry(g: Geometry): string {
-  return `${g.width}x${g.height}`;
-}
