@@ -3,6 +3,8 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT, openWorkbench, startServer } from './harness.mjs';
 
 /** Same as src/settings.ts workspaceKey() for a folder opened in the VS Code Server. */
 export function workspaceKey(folder) {
@@ -39,4 +41,25 @@ export function hostProcesses(pattern) {
       return false;
     }
   });
+}
+
+export const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
+
+/**
+ * A VS Code window with Bot Screen installed and active (its placement indicator shows, so its
+ * commands are in the palette); runs `body(server, page)`, then ends the window and the server
+ * and removes this workspace's sandbox containers.
+ */
+export async function withWindow(userSettings, body) {
+  const server = await startServer({ vsixPath: VSIX, userSettings });
+  let workbench;
+  try {
+    workbench = await openWorkbench(server);
+    await workbench.page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    await body(server, workbench.page);
+  } finally {
+    await workbench?.close();
+    await server.stop();
+    removeContainersOf(server.workspace);
+  }
 }

@@ -5,12 +5,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import {
-  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
-} from './harness.mjs';
-import { containersOf, hostProcesses, removeContainersOf, sh, workspaceKey } from './botscreen.mjs';
-
-const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
+import { canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor } from './harness.mjs';
+import { containersOf, hostProcesses, sh, withWindow, workspaceKey } from './botscreen.mjs';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A maximised xfce4-terminal on the sandbox's screen, so typed keys land in a shell. */
@@ -24,12 +20,7 @@ function openTerminal(container) {
 const fileIn = (container, file) => sh('docker', ['exec', container, 'cat', file]).trim();
 
 test('typing reaches the sandbox only while this view holds control', { timeout: 240_000 }, async () => {
-  const server = await startServer({ vsixPath: VSIX });
-  let workbench;
-  try {
-    workbench = await openWorkbench(server);
-    const { page } = workbench;
-    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+  await withWindow({}, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
     const frame = await findWebviewFrame(page, 'botScreen', 60_000);
     await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 30_000, 200, 'the desktop');
@@ -61,20 +52,11 @@ test('typing reaches the sandbox only while this view holds control', { timeout:
     await page.keyboard.type('echo again > after-hand-back\n', { delay: 20 });
     await sleep(2_000);
     assert.equal(fileIn(container, '/tmp/after-hand-back'), '', 'typing after Hand back reached the sandbox');
-  } finally {
-    await workbench?.close();
-    await server.stop();
-    removeContainersOf(server.workspace);
-  }
+  });
 });
 
 test('Open Sandbox Terminal opens a shell inside the sandbox, as pn, on the screen\'s display', { timeout: 240_000 }, async () => {
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'terminal.integrated.gpuAcceleration': 'off' } });
-  let workbench;
-  try {
-    workbench = await openWorkbench(server);
-    const { page } = workbench;
-    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+  await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
     const frame = await findWebviewFrame(page, 'botScreen', 60_000);
     await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
@@ -88,11 +70,7 @@ test('Open Sandbox Terminal opens a shell inside the sandbox, as pn, on the scre
     const probe = await waitFor(() => fileIn(container, '/tmp/terminal-probe'), 20_000, 200, 'the shell in the sandbox to write its probe');
     assert.match(probe, /^:\d+ pn$/);
     await screenshot(page, 'ui-sandbox-terminal');
-  } finally {
-    await workbench?.close();
-    await server.stop();
-    removeContainersOf(server.workspace);
-  }
+  });
 });
 
 /** The editor panel's frame: the one whose actions do not offer "Open in Editor". */
@@ -109,12 +87,7 @@ async function panelFrame(page) {
 }
 
 test('a dropped connection keeps control; closing the holder\'s panel hands it back', { timeout: 240_000 }, async () => {
-  const server = await startServer({ vsixPath: VSIX });
-  let workbench;
-  try {
-    workbench = await openWorkbench(server);
-    const { page } = workbench;
-    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+  await withWindow({}, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
     await findWebviewFrame(page, 'botScreen', 60_000);
     await runCommand(page, 'Bot Screen: Open Screen in Editor');
@@ -137,21 +110,12 @@ test('a dropped connection keeps control; closing the holder\'s panel hands it b
 
     await runCommand(page, 'View: Close Editor');
     await waitFor(() => holder() === 'agent', 10_000, 200, 'closing the holder\'s panel to hand back');
-  } finally {
-    await workbench?.close();
-    await server.stop();
-    removeContainersOf(server.workspace);
-  }
+  });
 });
 
 test('with the screen on this machine, new integrated terminals get its DISPLAY', { timeout: 240_000 }, async () => {
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.placement': 'gateway', 'terminal.integrated.gpuAcceleration': 'off' } });
-  let workbench;
-  const probeFile = path.join(server.dir, 'display-probe');
-  try {
-    workbench = await openWorkbench(server);
-    const { page } = workbench;
-    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+  await withWindow({ 'botScreen.placement': 'gateway', 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
+    const probeFile = path.join(server.dir, 'display-probe');
     await runCommand(page, 'Bot Screen: Start Screen');
     const frame = await findWebviewFrame(page, 'botScreen', 60_000);
     await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
@@ -165,8 +129,5 @@ test('with the screen on this machine, new integrated terminals get its DISPLAY'
     const xvnc = hostProcesses(`^Xvnc ${display} .*/${workspaceKey(server.workspace)}/rfb\\.sock`);
     assert.equal(xvnc.length, 1, `DISPLAY ${display} is this window's screen`);
     await runCommand(page, 'Bot Screen: Stop Screen');
-  } finally {
-    await workbench?.close();
-    await server.stop();
-  }
+  });
 });

@@ -4,34 +4,36 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
 import {
-  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
+  canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor,
 } from './harness.mjs';
-import { containersOf, removeContainersOf, sh, workspaceKey } from './botscreen.mjs';
+import { containersOf, sh, withWindow, workspaceKey } from './botscreen.mjs';
 
-const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
 
-async function desktopFrame(page, what) {
-  const frame = await findWebviewFrame(page, 'botScreen', 60_000);
-  await waitFor(async () => {
-    const c = await canvasColorCount(frame, { minWidth: 1280 });
-    return c.width === 1280 && c.colors >= 10;
-  }, 30_000, 100, `${what}: the desktop on the canvas`);
-  return frame;
+/**
+ * The Screen view's frame once it shows the desktop. Frames are looked up again on every try,
+ * and only documents created after `since` count: around a reload the old frame is still there
+ * for a moment, then detached.
+ */
+async function desktopFrame(page, what, since = 0) {
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame.isDetached()) continue;
+      const ours = await frame.evaluate((t) => typeof window.botScreen !== 'undefined' && performance.timeOrigin >= t, since).catch(() => false);
+      if (!ours) continue;
+      const c = await canvasColorCount(frame, { minWidth: 1280 }).catch(() => undefined);
+      if (c && c.width === 1280 && c.colors >= 10) return frame;
+    }
+    return undefined;
+  }, 60_000, 100, `${what}: the desktop on the canvas`);
 }
 
-async function withWindow(userSettings, body) {
-  const server = await startServer({ vsixPath: VSIX, userSettings });
-  let workbench;
-  try {
-    workbench = await openWorkbench(server);
-    // The placement indicator shows once Bot Screen is active: its commands are then in the palette.
-    await workbench.page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
-    await body(server, workbench.page);
-  } finally {
-    await workbench?.close();
-    await server.stop();
-    removeContainersOf(server.workspace);
-  }
+/** Developer: Reload Window, waiting for the new page (not the old one still on screen). */
+async function reloadWindow(page) {
+  const navigated = page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: 60_000 });
+  await runCommand(page, 'Developer: Reload Window');
+  await navigated;
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
 }
 
 const xvncPid = (container) => sh('docker', ['exec', container, 'pgrep', '-x', 'Xvnc']).trim();
@@ -44,10 +46,9 @@ test('after Developer: Reload Window the view shows the same Xvnc again', { time
     const pid = xvncPid(container);
     assert.match(pid, /^\d+$/);
 
-    await runCommand(page, 'Developer: Reload Window');
     const reloadedAt = Date.now();
-    await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
-    const frame = await desktopFrame(page, 'after the reload');
+    await reloadWindow(page);
+    const frame = await desktopFrame(page, 'after the reload', reloadedAt);
     const documentToFrame = await frame.evaluate(() => Math.round(window.botScreen.firstFrameAt - performance.timeOrigin));
     console.log(`# desktop back on the canvas ${Date.now() - reloadedAt} ms after the reload command, ${documentToFrame} ms after the view's document was created`);
     await screenshot(page, 'ui-after-reload');
@@ -83,9 +84,7 @@ test('a container on another image than the default: the view asks, Keep pins th
       const key = workspaceKey(server.workspace);
       sh('docker', ['run', '-d', '--init', '--name', `botscreen-${key}`, '--label', 'dev.botscreen.managed=1',
         '--label', `dev.botscreen.workspace=${key}`, OLD, 'sleep', 'infinity']);
-      await runCommand(page, 'Developer: Reload Window');
-      await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
-      await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 30_000 });
+      await reloadWindow(page);
       await runCommand(page, 'Bot Screen: Open Screen in Editor');
       const frame = await findWebviewFrame(page, 'botScreen', 60_000);
       const keep = frame.locator('button[data-action="keepImage"]');
