@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runTests } from '@vscode/test-electron';
-import { build } from 'esbuild';
+import { bundleExtensionHostTests } from '../test/vscode/bundle.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-electron-'));
@@ -15,16 +15,7 @@ const testsFile = path.join(work, 'agentTools.js');
 const userData = path.join(work, 'user-data');
 const workspace = path.join(work, 'workspace');
 fs.mkdirSync(workspace);
-await build({
-  entryPoints: [path.join(root, 'test', 'vscode', 'agentTools.ts')],
-  outfile: testsFile,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  external: ['vscode'],
-  loader: { '.sh': 'text', '.py': 'text' },
-});
+await bundleExtensionHostTests(testsFile);
 // The same contract as the VS Code Server driver: where to write, what size to expect, and where
 // the extension keeps its global storage.
 const resultFile = path.join(work, 'result.json');

@@ -14,8 +14,6 @@ export function problemMessage(problem: Problem): string {
         'The sandbox backend is {0}, which cannot host a screen yet. Putting the screen on this machine would leave the browser and desktop outside the sandbox; set "botScreen.placement": "gateway" to allow that explicitly.',
         problem.backend,
       );
-    case 'notImplemented':
-      return vscode.l10n.t('The screen belongs inside the {0} sandbox, and Bot Screen cannot start it there yet. Use the docker backend, or set "botScreen.placement": "gateway" to put the screen on this machine.', problem.backend);
     case 'cliMissing':
       return vscode.l10n.t('The program "{0}" was not found. Install it, or point the backend\'s "path" setting ("botScreen.sandbox.<backend>.path") at it.', problem.cli);
     case 'daemonDown':

@@ -161,9 +161,6 @@ export class ScreenWebview implements vscode.Disposable {
     this.gate = undefined;
     this.pump?.dispose();
     this.pump = undefined;
-    // Read what is left: Docker holds other execs into a container while an exited exec's
-    // output sits unread (a paused, hidden viewer's relay would stall the stop that follows).
-    relay.stdout.resume();
     relay.kill();
     this.post({ type: 'closed', reason });
   }

@@ -40,7 +40,7 @@ export function readSettings(log: Logger): ScreenSettings {
       pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
     },
     podman: {
-      path: str(config, 'sandbox.podman.path') || 'podman',
+      cli: str(config, 'sandbox.podman.path') || 'podman',
       image: str(config, 'sandbox.podman.image') || DEFAULT_IMAGE,
       container: str(config, 'sandbox.podman.container'),
       pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,

@@ -3,6 +3,7 @@ import type { Ctx } from '../ctx';
 import { DEVTOOLS_PORT, openBrowserArgv, withEnv } from '../core/agentActions';
 import { closeForwards, forwardPort } from '../core/forward';
 import { run } from '../core/runner';
+import { runningScreen } from './screen';
 
 /**
  * "Open Browser on Screen" starts the sandbox's Chromium on the screen (as the desktop user, its
@@ -21,15 +22,8 @@ export function registerBrowserCommands(ctx: Ctx): void {
   ctx.own(ctx.controller.onStatus((status) => status.state !== 'running' && closeForward()));
   ctx.own({ dispose: closeForward });
 
-  const running = async () => {
-    if (ctx.controller.status.state !== 'running') {
-      await vscode.commands.executeCommand('botScreen.start');
-    }
-    return ctx.controller.runningSandbox();
-  };
-
   ctx.registerCommand('botScreen.openBrowser', async () => {
-    const target = await running();
+    const target = await runningScreen(ctx);
     if (!target) {
       return;
     }
@@ -45,7 +39,7 @@ export function registerBrowserCommands(ctx: Ctx): void {
   });
 
   ctx.registerCommand('botScreen.copyDevToolsUrl', async () => {
-    const target = await running();
+    const target = await runningScreen(ctx);
     if (!target) {
       return;
     }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { listenForViewers, type ViewerListener } from '../core/viewerListener';
+import { runningScreen } from './screen';
 
 /**
  * "Connect External VNC Viewer": the screen's RFB on a loopback TCP port for people who prefer a
@@ -24,10 +25,7 @@ export function registerExternalViewerCommands(ctx: Ctx): void {
   ctx.own({ dispose: () => void close() });
 
   ctx.registerCommand('botScreen.connectExternalViewer', async () => {
-    if (ctx.controller.status.state !== 'running') {
-      await vscode.commands.executeCommand('botScreen.start');
-    }
-    if (!ctx.controller.runningSandbox()) {
+    if (!(await runningScreen(ctx))) {
       return;
     }
     listener ??= await listenForViewers(() => ctx.controller.openRelay(), () => ctx.control.viewerHolds(viewerId));

@@ -52,3 +52,14 @@ function installHostDesktop(ctx: Ctx): void {
   terminal.show();
   terminal.sendText(`${sudo}apt-get update && ${sudo}apt-get install -y --no-install-recommends ${HOST_DESKTOP_PACKAGES.join(' ')}`);
 }
+
+/**
+ * The running screen for a command that acts on it: started first (through the Start command,
+ * so errors are reported the same way) when it is not running. Undefined when it could not start.
+ */
+export async function runningScreen(ctx: Ctx) {
+  if (ctx.controller.status.state !== 'running') {
+    await vscode.commands.executeCommand('botScreen.start');
+  }
+  return ctx.controller.runningSandbox();
+}

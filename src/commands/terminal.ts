@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import type { ScreenStatus } from '../core/screen';
+import { runningScreen } from './screen';
 
 const SESSION_KEYS = ['DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS'] as const;
 
@@ -11,10 +12,7 @@ const SESSION_KEYS = ['DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS'] as co
  */
 export function registerTerminalCommands(ctx: Ctx): void {
   ctx.registerCommand('botScreen.openSandboxTerminal', async () => {
-    if (ctx.controller.status.state !== 'running') {
-      await vscode.commands.executeCommand('botScreen.start');
-    }
-    const running = ctx.controller.runningSandbox();
+    const running = await runningScreen(ctx);
     if (!running) {
       return;
     }

@@ -378,9 +378,6 @@ function keyName(part: string): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Argv
 
-/** The argv that prints the screen's size as `WIDTH HEIGHT` (read-only: sends no input). */
-export const GEOMETRY_ARGV: readonly string[] = ['xdotool', 'getdisplaygeometry'];
-
 export function parseGeometryOutput(stdout: string): Geometry | undefined {
   const match = /^\s*(\d{1,5})\s+(\d{1,5})\s*$/.exec(stdout);
   return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
@@ -392,11 +389,6 @@ function checkOnScreen(p: Point, size: Geometry, name: string): void {
       `${name} (${p.x}, ${p.y}) is outside the ${size.width}x${size.height} screen: x must be 0 to ${size.width - 1} and y 0 to ${size.height - 1}`,
     );
   }
-}
-
-/** Actions that need coordinates checked against the screen size before they are sent. */
-export function needsGeometry(action: AgentAction): boolean {
-  return action.kind === 'move' || action.kind === 'click' || action.kind === 'drag' || action.kind === 'scroll';
 }
 
 /**

@@ -16,11 +16,9 @@
  */
 import {
   ActionInputError,
-  GEOMETRY_ARGV,
   keyArgv,
   openUrlArgv,
   parseAction,
-  parseGeometryOutput,
   parseScreenshotOutput,
   pointerArgv,
   screenshotArgv,
@@ -40,7 +38,7 @@ import { ScreenError, type Problem } from './problem';
 import { run, type RunResult } from './runner';
 import type { Sandbox } from './sandbox';
 import type { ScreenStatus } from './screen';
-import type { Geometry } from './validate';
+import { parseGeometry, type Geometry } from './validate';
 
 /** What the runner needs of the screen controller. */
 export interface ScreenAccess {
@@ -157,11 +155,11 @@ export class AgentActionRunner {
         case 'click':
         case 'drag':
         case 'scroll': {
-          const probe = await exec(GEOMETRY_ARGV, display);
-          must('reading the screen size', probe);
-          const size = parseGeometryOutput(probe.stdout);
+          // The size the launcher published (the screen is never resized: viewers scale it), so a
+          // pointer action costs one exec, not a size probe first.
+          const size = parseGeometry(screen.geometry);
           if (!size) {
-            return { status: 'failed', what: 'reading the screen size', detail: probe.stdout.trim().slice(0, 200) };
+            return { status: 'failed', what: 'reading the screen size', detail: `the screen published ${JSON.stringify(screen.geometry)}` };
           }
           const argv = pointerArgv(action, size);
           this.lease.assertAgentStillActs(start);

@@ -4,7 +4,6 @@
  */
 export type Problem =
   | { readonly code: 'refused'; readonly backend: string }
-  | { readonly code: 'notImplemented'; readonly backend: string }
   | { readonly code: 'cliMissing'; readonly cli: string }
   | { readonly code: 'daemonDown'; readonly cli: string; readonly detail: string }
   | { readonly code: 'badImage'; readonly image: string }

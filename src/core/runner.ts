@@ -69,6 +69,9 @@ export function openStream(cmd: Command): StreamProcess {
     stdout: child.stdout,
     exited,
     kill: () => {
+      // Read what is left: Docker holds other execs into a container while an ended exec's
+      // output sits unread (a paused, hidden viewer's relay would stall the stop that follows).
+      child.stdout.resume();
       child.kill('SIGKILL');
     },
   };

@@ -5,7 +5,7 @@ import type { DockerSettings } from './backends/docker';
 import type { ApptainerSettings } from './backends/apptainer';
 import type { KubernetesSettings } from './backends/kubernetes';
 import type { SshSettings } from './backends/ssh';
-import { backendFor, type PodmanSettings } from './backends/index';
+import { backendFor } from './backends/index';
 import {
   EXIT_MISSING_BINARIES,
   EXIT_START_TIMEOUT,
@@ -33,11 +33,11 @@ export interface ScreenSettings {
   readonly backendRaw: string;
   readonly geometry: string;
   readonly docker: DockerSettings;
-  /** Each backend's own settings; absent means that backend's defaults (`BACKEND_DEFAULTS`). */
-  readonly podman?: PodmanSettings;
-  readonly ssh?: SshSettings;
-  readonly apptainer?: ApptainerSettings;
-  readonly kubernetes?: KubernetesSettings;
+  /** Each backend's own settings (Podman's CLI is Docker's, so its settings are too). */
+  readonly podman: DockerSettings;
+  readonly ssh: SshSettings;
+  readonly apptainer: ApptainerSettings;
+  readonly kubernetes: KubernetesSettings;
   /** Stop a screen nobody used for this long; 0 disables. */
   readonly idleStopMinutes: number;
   /** Identifies this VS Code window's workspace: container labels, runtime dir, marker. */
@@ -84,6 +84,8 @@ export class ScreenController {
   private livenessTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private lastActivity = Date.now();
+  /** This window's workspace key (fixed for the window's life): runtime dir, marker, labels. */
+  private readonly key: string;
   private disposed = false;
 
   constructor(
@@ -91,7 +93,9 @@ export class ScreenController {
     private readonly log: Logger,
     private readonly markers: MarkerStore,
     private readonly options: ControllerOptions = {},
-  ) {}
+  ) {
+    this.key = settings().workspaceKey;
+  }
 
   /** Relay bytes and agent actions keep the screen from idling out. */
   noteActivity(): void {
@@ -141,7 +145,7 @@ export class ScreenController {
         this.log.info(`attached to the running screen ${screen.display} (pid ${screen.pid}) in ${target.sandbox.name}`);
         this.running(target, screen);
       } else {
-        this.markers.remove(this.settings().workspaceKey);
+        this.markers.remove(this.key);
         this.setStatus({ state: 'stopped', placement: target.placement });
       }
     });
@@ -197,24 +201,23 @@ export class ScreenController {
   /** Stops the screen in the sandbox that hosts it: the recorded owner wins over the settings. */
   stop(): Promise<ScreenStatus> {
     return this.serialize(async () => {
-      const key = this.settings().workspaceKey;
       const owner = await this.recordedOwner();
       const target = typeof owner === 'object' ? owner : (this.live ?? (await this.settingsTarget(false).catch(() => undefined)));
       this.stopLiveness();
       clearInterval(this.idleTimer);
       this.live = undefined;
       if (!target) {
-        this.markers.remove(key);
+        this.markers.remove(this.key);
         this.setStatus({ ...this.current, state: this.current.state === 'gone' ? 'gone' : 'stopped', screen: undefined });
         return this.current;
       }
       this.setStatus({ ...this.current, placement: target.placement, state: 'stopping' });
-      const { command, input } = launcherCommand(target.sandbox, key, { mode: 'stop' });
+      const { command, input } = launcherCommand(target.sandbox, this.key, { mode: 'stop' });
       const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
       if (result.exitCode !== 0 && (await target.backend.liveness(target.sandbox)) !== 'gone') {
         this.fail('error', target.placement, commandFailed('stop', result));
       }
-      this.markers.remove(key);
+      this.markers.remove(this.key);
       this.log.info(`screen stopped in ${target.sandbox.name}`);
       this.setStatus({ state: 'stopped', placement: target.placement });
       return this.current;
@@ -248,7 +251,7 @@ export class ScreenController {
       return;
     }
     if (live.sandbox.onHost) {
-      const { command, input } = launcherCommand(live.sandbox, this.settings().workspaceKey, { mode: 'status' });
+      const { command, input } = launcherCommand(live.sandbox, this.key, { mode: 'status' });
       const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
       if (result.exitCode === 1 && this.live === live) {
         this.log.warn('the screen on this machine is no longer running');
@@ -277,11 +280,10 @@ export class ScreenController {
    * (the CLI could not tell; the marker stays), or undefined when there is no usable marker.
    */
   private async recordedOwner(): Promise<Live | 'gone' | 'unknown' | undefined> {
-    const key = this.settings().workspaceKey;
-    const read = this.markers.read(key);
+    const read = this.markers.read(this.key);
     if (!read.marker) {
       if (read.problem) {
-        this.log.warn(`ignoring the screen marker ${this.markers.path(key)}: ${read.problem}`);
+        this.log.warn(`ignoring the screen marker ${this.markers.path(this.key)}: ${read.problem}`);
       }
       return undefined;
     }
@@ -295,7 +297,7 @@ export class ScreenController {
     const liveness = await backend.liveness(sandbox);
     if (liveness === 'gone') {
       this.log.warn(`the sandbox ${marker.sandbox.name} recorded for this screen is gone`);
-      this.markers.remove(key);
+      this.markers.remove(this.key);
       this.forget();
       this.setStatus({ state: 'gone', placement: marker.placement, problem: { code: 'sandboxGone' } });
       return 'gone';
@@ -322,7 +324,7 @@ export class ScreenController {
   }
 
   private async launcherStatus(sandbox: Sandbox): Promise<PublishedScreen | undefined> {
-    const { command, input } = launcherCommand(sandbox, this.settings().workspaceKey, { mode: 'status' });
+    const { command, input } = launcherCommand(sandbox, this.key, { mode: 'status' });
     const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
     return result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
   }
@@ -331,7 +333,7 @@ export class ScreenController {
     this.live = target;
     const { sandbox, placement } = target;
     try {
-      this.markers.write(markerOf(this.settings().workspaceKey, target, screen));
+      this.markers.write(markerOf(this.key, target, screen));
     } catch (err) {
       // The screen runs regardless; a reload then finds it through the settings instead.
       this.log.warn(`could not record the screen marker: ${err instanceof Error ? err.message : String(err)}`);
@@ -365,7 +367,7 @@ export class ScreenController {
     this.live = undefined;
     this.stopLiveness();
     clearInterval(this.idleTimer);
-    this.markers.remove(this.settings().workspaceKey);
+    this.markers.remove(this.key);
   }
 
   private stopLiveness(): void {
@@ -381,9 +383,6 @@ export class ScreenController {
     }
     if (placement.where === 'refused') {
       return { code: 'refused', backend: placement.backend };
-    }
-    if (placement.where === 'sandbox' && !backendFor(placement, this.settings(), this.log)) {
-      return { code: 'notImplemented', backend: placement.backend };
     }
     return undefined;
   }

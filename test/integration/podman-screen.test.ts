@@ -101,7 +101,7 @@ describe('podman sandbox screen', () => {
   });
 
   test('a missing podman binary is a clear error and runs nothing', async () => {
-    const missing = settings({ backend: 'podman', backendRaw: 'podman', podman: { path: '/nonexistent/podman' } });
+    const missing = settings({ backend: 'podman', backendRaw: 'podman', podman: { cli: '/nonexistent/podman' } });
     const other = new ScreenController(() => missing, testLog, tempMarkers());
     try {
       await assert.rejects(other.start(), (err: unknown) => err instanceof ScreenError && err.problem.code === 'cliMissing' && err.problem.cli === '/nonexistent/podman');

@@ -35,7 +35,7 @@ export function settings(
     idleStopMinutes: 0,
     ...rest,
     docker: { cli: 'docker', image: IMAGE, container: '', pidsLimit: 2048, imagePinned: false, ...docker },
-    podman: { path: 'podman', image: IMAGE, container: '', pidsLimit: 2048, imagePinned: false, ...podman },
+    podman: { cli: 'podman', image: IMAGE, container: '', pidsLimit: 2048, imagePinned: false, ...podman },
     ssh: { host: '', user: '', port: undefined, identityFile: '', path: 'ssh', ...ssh },
     apptainer: { path: 'apptainer', image: '', instance: '', ...apptainer },
     kubernetes: { path: 'kubectl', context: '', namespace: '', pod: '', container: '', ...kubernetes },

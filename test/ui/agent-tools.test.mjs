@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'node:test';
-import { build } from 'esbuild';
+import { bundleExtensionHostTests } from '../vscode/bundle.mjs';
 import { REPO_ROOT, openWorkbench, startServer, waitFor } from './harness.mjs';
 import { removeContainersOf } from './botscreen.mjs';
 
@@ -21,17 +21,7 @@ test('agent tools through vscode.lm.invokeTool in the real extension host', { ti
   assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'extension.js')), 'dist/extension.js exists (npm run package)');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-eht-'));
   const testsFile = path.join(work, 'agentTools.js');
-  await build({
-    entryPoints: [path.join(REPO_ROOT, 'test', 'vscode', 'agentTools.ts')],
-    outfile: testsFile,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-    loader: { '.sh': 'text', '.py': 'text' },
-    logLevel: 'warning',
-  });
+  await bundleExtensionHostTests(testsFile);
   const resultFile = path.join(work, 'result.json');
 
   // The extension host inherits the server's environment: that is how the test module learns

@@ -5,13 +5,13 @@
 // The workbench ignores run()'s outcome (the exit code is 0 even when it throws), so every check is
 // recorded in a JSON result file ($BOTSCREEN_EHT_RESULT) that the driver reads; a missing file is a
 // failure there.
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LeaseStore } from '../../src/core/lease';
+import { hostProcesses, sh } from '../support/env';
 
 interface CaseResult {
   readonly name: string;
@@ -31,14 +31,6 @@ const notes: string[] = [];
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) {
     throw new Error(message);
-  }
-}
-
-function sh(command: string, args: string[]): string {
-  try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    return String((err as { stdout?: string }).stdout ?? '');
   }
 }
 
@@ -75,18 +67,6 @@ function pngSize(file: string): { width: number; height: number } {
   check(buf.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), `${file} is not a PNG`);
   check(buf.toString('latin1', 12, 16) === 'IHDR', `${file} has no IHDR first`);
   return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
-}
-
-/** This machine's own processes (not a container's) whose argv[0] matches. */
-function hostProgram(pattern: string): string[] {
-  const ours = fs.readlinkSync('/proc/self/ns/pid');
-  return sh('pgrep', ['-a', '-f', pattern]).split('\n').filter(Boolean).filter((line) => {
-    try {
-      return fs.readlinkSync(`/proc/${line.split(' ')[0]}/ns/pid`) === ours;
-    } catch {
-      return false;
-    }
-  });
 }
 
 export async function run(): Promise<void> {
@@ -218,8 +198,8 @@ export async function run(): Promise<void> {
       ['open_url, scroll, drag and wait run in the sandbox; no screen program runs on this machine', async () => {
         const onHost: string[] = [];
         const sample = setInterval(() => {
-          onHost.push(...hostProgram(`^(\\S*/)?xdotool .*${tag}`), ...hostProgram('^\\S*chrom\\S* .*botscreen-browser'));
-          onHost.push(...hostProgram(`^(\\S*/)?X(tiger)?vnc .*${workspaceKey()}`));
+          onHost.push(...hostProcesses(`^(\\S*/)?xdotool .*${tag}`), ...hostProcesses('^\\S*chrom\\S* .*botscreen-browser'));
+          onHost.push(...hostProcesses(`^(\\S*/)?X(tiger)?vnc .*${workspaceKey()}`));
         }, 50);
         try {
           const opened = await invoke('bot-screen_open_url', { url: `http://127.0.0.1:9/eht-${tag}` });

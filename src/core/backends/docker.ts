@@ -166,10 +166,26 @@ export class DockerBackend implements SandboxBackend {
 
   /** The desktop runs as `pn` where the image has that user, else as the exec default. */
   private async withDesktopUser(id: string, name: string): Promise<Sandbox> {
-    const probe = await run(this.docker.execArgs(id, undefined, ['id', '-u', DESKTOP_USER], false), { timeoutMs: PROBE_TIMEOUT_MS });
-    return this.docker.sandbox(id, name, probe.exitCode === 0 ? DESKTOP_USER : undefined);
+    if (!desktopUsers.has(id)) {
+      const probe = await run(this.docker.execArgs(id, undefined, ['id', '-u', DESKTOP_USER], false), { timeoutMs: PROBE_TIMEOUT_MS });
+      if (probe.exitCode === 0) {
+        desktopUsers.set(id, DESKTOP_USER);
+      } else if (/no such user/i.test(probe.stderr)) {
+        desktopUsers.set(id, undefined);
+      } else {
+        // The container could not answer (stopped, gone): decide without remembering.
+        return this.docker.sandbox(id, name, undefined);
+      }
+    }
+    return this.docker.sandbox(id, name, desktopUsers.get(id));
   }
 }
+
+/**
+ * Whether a container has the desktop user, by container id: a container's users do not change,
+ * so every start, stop and reload after the first skips the `docker exec id` probe.
+ */
+const desktopUsers = new Map<string, string | undefined>();
 
 export function containerName(workspaceKey: string): string {
   return `botscreen-${workspaceKey}`;
