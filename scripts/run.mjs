@@ -1,11 +1,12 @@
-// Serves a real VS Code with the packaged Bot Screen and a workspace whose settings start the
-// screen in the Docker sandbox. Reuses the UI harness's server and browser plumbing.
+// Serves a real VS Code with the packaged Bot Screen, set to start the screen in the Docker
+// sandbox (scripts/serve.mjs: connection token, workspace trust on). Reuses the UI harness's
+// server and browser plumbing.
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
-  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, screenshot, startServer, waitFor,
+  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, screenshot, waitFor,
 } from '../test/ui/harness.mjs';
+import { serveForRun } from './serve.mjs';
 
 const check = process.argv.includes('--check');
 const docker = (...args) => {
@@ -18,15 +19,7 @@ const docker = (...args) => {
 const managed = () => docker('ps', '-aq', '--no-trunc', '--filter', 'label=dev.botscreen.managed=1').split('\n').filter(Boolean);
 const before = new Set(managed());
 
-const server = await startServer({
-  vsixPath: path.join(REPO_ROOT, 'bot-screen.vsix'),
-  userSettings: { 'security.workspace.trust.enabled': false },
-});
-await fs.mkdir(path.join(server.workspace, '.vscode'), { recursive: true });
-await fs.writeFile(
-  path.join(server.workspace, '.vscode', 'settings.json'),
-  JSON.stringify({ 'botScreen.sandbox.backend': 'docker', 'botScreen.autoStart': true }, null, 2),
-);
+const { server, url } = await serveForRun({ vsixPath: path.join(REPO_ROOT, 'bot-screen.vsix') });
 
 let ending = false;
 async function end(code) {
@@ -41,15 +34,17 @@ async function end(code) {
 process.on('SIGINT', () => void end(0));
 process.on('SIGTERM', () => void end(0));
 
-const url = `${server.url}/?folder=${encodeURIComponent(server.workspace)}`;
 if (!check) {
   console.log(`\nBot Screen is ready. Open this address in a browser on this machine:\n\n  ${url}\n`);
+  console.log('The address carries the connection token (it is in no other place but a file only you can read): keep it to yourself.');
+  console.log('VS Code asks whether you trust the folder (a throwaway one made for this run): trust it, and Bot Screen starts.');
   console.log('The Screen view (activity bar: Bot Screen) shows the sandbox desktop. Ctrl+C here ends everything.');
   await new Promise(() => {});
 }
 
 try {
-  const workbench = await openWorkbench(server);
+  const workbench = await openWorkbench(server, { trustTimeoutMs: 30_000 });
+  if (!workbench.trustAsked) throw new Error('VS Code did not ask to trust the folder: workspace trust is off');
   const frame = await findWebviewFrame(workbench.page, 'botScreen', 60_000);
   const canvas = await waitFor(async () => {
     const c = await canvasColorCount(frame, { minWidth: 640 });

@@ -244,21 +244,25 @@ function describe(value: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Key chords
 
-const MODIFIERS: Readonly<Record<string, string>> = {
-  ctrl: 'ctrl', control: 'ctrl', ctl: 'ctrl',
-  alt: 'alt', option: 'alt', opt: 'alt',
-  shift: 'shift',
-  super: 'super', win: 'super', windows: 'super', cmd: 'super', command: 'super', meta: 'super',
-};
+// Maps, not object literals: a lookup must never find an inherited property (`constructor`,
+// `__proto__`, `toString`), which would otherwise become an xdotool word.
+const MODIFIERS: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    ctrl: 'ctrl', control: 'ctrl', ctl: 'ctrl',
+    alt: 'alt', option: 'alt', opt: 'alt',
+    shift: 'shift',
+    super: 'super', win: 'super', windows: 'super', cmd: 'super', command: 'super', meta: 'super',
+  }),
+);
 
 /** Keysyms by lower-case name or alias. Letters and digits are handled apart (case kept). */
-const KEYS: Readonly<Record<string, string>> = buildKeys();
+const KEYS: ReadonlyMap<string, string> = buildKeys();
 
-function buildKeys(): Record<string, string> {
-  const keys: Record<string, string> = {};
+function buildKeys(): Map<string, string> {
+  const keys = new Map<string, string>();
   const add = (keysym: string, ...aliases: string[]) => {
     for (const name of [keysym, ...aliases]) {
-      keys[name.toLowerCase()] = keysym;
+      keys.set(name.toLowerCase(), keysym);
     }
   };
   add('Return', 'enter', 'ret', 'cr', 'newline');
@@ -341,7 +345,7 @@ export function normalizeChord(value: unknown): string {
   }
   const names = parts.map((part, index) => {
     const last = index === parts.length - 1;
-    const modifier = MODIFIERS[part.toLowerCase()];
+    const modifier = MODIFIERS.get(part.toLowerCase());
     if (modifier && (!last || parts.length === 1)) {
       return modifier;
     }
@@ -366,13 +370,7 @@ function keyName(part: string): string | undefined {
     return part;
   }
   const lower = part.toLowerCase();
-  if (Object.hasOwn(KEYS, lower)) {
-    return KEYS[lower];
-  }
-  if (Object.hasOwn(MODIFIERS, lower)) {
-    return MODIFIERS[lower];
-  }
-  return undefined;
+  return KEYS.get(lower) ?? MODIFIERS.get(lower);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,6 +15,12 @@
  *   a non-holder, release while the agent holds) do not. The epoch never goes back within a
  *   process: a fail-closed lease reads as one past the highest epoch seen (it is a change), and a
  *   transition from it or from a missing file continues after that.
+ * - The epoch is bounded (`MAX_EPOCH`, below 2^53 so `+ 1` stays exact): a file claiming more,
+ *   or a negative or non-integer epoch, is corrupt (fail closed). The transition that repairs a
+ *   corrupt file, and one that would pass `MAX_EPOCH`, starts a new `generation` (a random id
+ *   written to the file), so a lease from before can never compare equal to one after, even where
+ *   the number repeats: (generation, epoch) is the identity of a lease. A file without a
+ *   generation is the first one.
  *
  * The methods are synchronous (small files, a lock held for one read and one write).
  */
@@ -33,6 +39,8 @@ export interface Lease {
   /** ISO 8601 time of the transition that produced this lease. */
   readonly since: string;
   readonly epoch: number;
+  /** Which run of epochs this one counts in; absent for the first. See the file comment. */
+  readonly generation?: string;
   /** Only on a fail-closed lease: why the file could not be used. Never written to disk. */
   readonly unreadable?: string;
 }
@@ -68,6 +76,9 @@ export const UNREADABLE_VIEWER = 'unreadable-lease';
 const MAX_REASON = 500;
 const MAX_VIEWER_ID = 256;
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const GENERATION_PATTERN = /^[0-9a-f]{16}$/;
+/** The largest epoch a lease file may hold; one more is still an exact number. */
+export const MAX_EPOCH = Number.MAX_SAFE_INTEGER - 1;
 
 /** Thrown to the agent while a person has control. `message` is written for the agent. */
 export class HumanHasControlError extends Error {
@@ -119,7 +130,9 @@ export class LeaseStore {
   readonly lockPath: string;
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
+  /** The highest epoch seen in `generation`. */
   private highWater = 0;
+  private generation: string | undefined;
   private readonly listeners = new Set<LeaseListener>();
 
   constructor(
@@ -143,7 +156,7 @@ export class LeaseStore {
       text = fs.readFileSync(this.path, 'utf8');
     } catch (err) {
       if (errorCode(err) === 'ENOENT') {
-        return { holder: 'agent', reason: '', since: new Date(0).toISOString(), epoch: this.highWater };
+        return this.withGeneration({ holder: 'agent', reason: '', since: new Date(0).toISOString(), epoch: this.highWater });
       }
       return this.failClosed(`cannot read the lease file (${errorCode(err) ?? String(err)})`);
     }
@@ -151,7 +164,13 @@ export class LeaseStore {
     if (typeof parsed === 'string') {
       return this.failClosed(parsed);
     }
-    this.highWater = Math.max(this.highWater, parsed.epoch);
+    if (parsed.generation !== this.generation) {
+      // Another process started a new generation: its epochs are the ones to continue.
+      this.generation = parsed.generation;
+      this.highWater = parsed.epoch;
+    } else {
+      this.highWater = Math.max(this.highWater, parsed.epoch);
+    }
     return parsed;
   }
 
@@ -200,7 +219,7 @@ export class LeaseStore {
    */
   assertAgentStillActs(start: Lease): Lease {
     const lease = this.read();
-    if (lease.holder !== 'agent' || lease.epoch !== start.epoch) {
+    if (lease.holder !== 'agent' || lease.epoch !== start.epoch || lease.generation !== start.generation) {
       throw new HumanHasControlError(lease);
     }
     return lease;
@@ -229,12 +248,15 @@ export class LeaseStore {
       if (next === undefined) {
         return { lease: current, previous: undefined };
       }
-      const lease: Lease = {
-        ...next,
-        since: new Date().toISOString(),
-        epoch: Math.max(current.epoch, this.highWater) + 1,
-      };
+      let epoch = Math.max(current.epoch, this.highWater) + 1;
+      let generation = this.generation;
+      if (current.unreadable !== undefined || epoch > MAX_EPOCH) {
+        generation = randomBytes(8).toString('hex');
+        epoch = epoch > MAX_EPOCH ? 1 : epoch;
+      }
+      const lease: Lease = { ...next, since: new Date().toISOString(), epoch, ...(generation === undefined ? {} : { generation }) };
       this.write(lease);
+      this.generation = generation;
       this.highWater = lease.epoch;
       return { lease, previous: current };
     });
@@ -257,7 +279,11 @@ export class LeaseStore {
     } catch {
       since = new Date().toISOString();
     }
-    return { holder: 'human', viewerId: UNREADABLE_VIEWER, reason: UNREADABLE_VIEWER, since, epoch: this.highWater + 1, unreadable: why };
+    return this.withGeneration({ holder: 'human', viewerId: UNREADABLE_VIEWER, reason: UNREADABLE_VIEWER, since, epoch: this.highWater + 1, unreadable: why });
+  }
+
+  private withGeneration(lease: Lease): Lease {
+    return this.generation === undefined ? lease : { ...lease, generation: this.generation };
   }
 
   private write(lease: Lease): void {
@@ -268,6 +294,9 @@ export class LeaseStore {
     record.reason = lease.reason;
     record.since = lease.since;
     record.epoch = lease.epoch;
+    if (lease.generation !== undefined) {
+      record.generation = lease.generation;
+    }
     const tmp = `${this.path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     const fd = fs.openSync(tmp, 'wx', 0o600);
     try {
@@ -403,13 +432,17 @@ function parseLease(text: string): Lease | string {
     return 'the lease file is not a JSON object';
   }
   const record = value as Record<string, unknown>;
-  const { holder, viewerId, reason, since, epoch } = record;
+  const { holder, viewerId, reason, since, epoch, generation } = record;
   if (holder !== 'agent' && holder !== 'human') {
     return `unknown lease holder ${JSON.stringify(holder) ?? 'undefined'}`;
   }
-  if (typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 0) {
-    return 'the lease epoch is not a non-negative integer';
+  if (typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 0 || epoch > MAX_EPOCH) {
+    return `the lease epoch is not an integer from 0 to ${MAX_EPOCH}`;
   }
+  if (generation !== undefined && (typeof generation !== 'string' || !GENERATION_PATTERN.test(generation))) {
+    return 'the lease generation is malformed';
+  }
+  const counted = generation === undefined ? {} : { generation };
   if (typeof reason !== 'string' || typeof since !== 'string' || Number.isNaN(Date.parse(since))) {
     return 'the lease reason or since is malformed';
   }
@@ -417,9 +450,9 @@ function parseLease(text: string): Lease | string {
     if (typeof viewerId !== 'string' || viewerId.length === 0 || viewerId === UNREADABLE_VIEWER) {
       return 'a human lease without a valid viewer id';
     }
-    return { holder, viewerId, reason, since, epoch };
+    return { holder, viewerId, reason, since, epoch, ...counted };
   }
-  return { holder, reason, since, epoch };
+  return { holder, reason, since, epoch, ...counted };
 }
 
 function checkViewerId(viewerId: unknown): asserts viewerId is string {

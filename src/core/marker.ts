@@ -1,7 +1,11 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isValidInstance } from './backends/apptainer';
 import type { SandboxIdentity } from './backends/backend';
-import type { Placement } from './placement';
+import { parsePodIdentityId } from './backends/kubernetes';
+import { parseSshIdentityId } from './backends/ssh';
+import { BACKENDS, isExecBackend, type Placement } from './placement';
+import { isValidContainerRef } from './validate';
 
 /**
  * What a running screen leaves on disk so that a reload or a restart finds it again, and so that
@@ -30,7 +34,10 @@ export class MarkerStore {
     return join(this.dir, `${workspaceKey}.json`);
   }
 
-  /** Tolerant: a BOM is skipped; a missing, unreadable or malformed file is "no marker". */
+  /**
+   * Tolerant: a BOM is skipped; a missing, unreadable, malformed or garbled file is "no marker",
+   * with the problem for the log.
+   */
   read(workspaceKey: string): MarkerRead {
     let text: string;
     try {
@@ -41,7 +48,8 @@ export class MarkerStore {
     }
     try {
       const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
-      return isMarker(value, workspaceKey) ? { marker: value } : { marker: undefined, problem: 'not a Bot Screen marker' };
+      const problem = markerProblem(value, workspaceKey);
+      return problem === undefined ? { marker: value as Marker } : { marker: undefined, problem: `not a usable Bot Screen marker: ${problem}` };
     } catch {
       return { marker: undefined, problem: 'not JSON' };
     }
@@ -67,28 +75,134 @@ export class MarkerStore {
   }
 }
 
-function isMarker(value: unknown, workspaceKey: string): value is Marker {
-  if (typeof value !== 'object' || value === null) {
-    return false;
+const MARKER_FIELDS = new Set(['version', 'workspaceKey', 'placement', 'sandbox', 'display', 'runtimeDir', 'socket', 'pid', 'geometry', 'startedAt']);
+const SANDBOX_FIELDS = new Set(['backend', 'id', 'name']);
+const CONTAINER_ID = /^[0-9a-f]{12,64}$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+/**
+ * Why a parsed file is not a marker this version may act on, or undefined. Every field is checked
+ * against what a start writes, because the identity ends up in argv (`docker exec ID`, an ssh
+ * destination, an instance name): a file edited by someone else must never turn into an option
+ * such as `--privileged`. A field this version does not know rejects the whole marker.
+ */
+export function markerProblem(value: unknown, workspaceKey: string): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return 'not a JSON object';
   }
   const m = value as Record<string, unknown>;
-  const sandbox = m.sandbox as Record<string, unknown> | undefined;
-  return (
-    m.version === 1 &&
-    m.workspaceKey === workspaceKey &&
-    isPlacement(m.placement) &&
-    typeof sandbox === 'object' &&
-    sandbox !== null &&
-    typeof sandbox.backend === 'string' &&
-    typeof sandbox.id === 'string' &&
-    typeof sandbox.name === 'string' &&
-    typeof m.display === 'string' &&
-    typeof m.socket === 'string' &&
-    typeof m.pid === 'number'
-  );
+  const unknown = Object.keys(m).find((k) => !MARKER_FIELDS.has(k));
+  if (unknown !== undefined) {
+    return `unknown field ${JSON.stringify(unknown)}`;
+  }
+  if (m.version !== 1) {
+    return `unknown version ${JSON.stringify(m.version)}`;
+  }
+  if (m.workspaceKey !== workspaceKey) {
+    return 'it belongs to another workspace';
+  }
+  const placement = placementProblem(m.placement);
+  if (placement) {
+    return placement;
+  }
+  const sandbox = identityProblem(m.sandbox, m.placement as Placement);
+  if (sandbox) {
+    return sandbox;
+  }
+  if (typeof m.display !== 'string' || !/^:\d{1,5}$/.test(m.display)) {
+    return `bad display ${describe(m.display)}`;
+  }
+  if (!isPath(m.socket, false)) {
+    return `bad socket path ${describe(m.socket)}`;
+  }
+  if (!isPath(m.runtimeDir, true)) {
+    return `bad runtime dir ${describe(m.runtimeDir)}`;
+  }
+  if (typeof m.pid !== 'number' || !Number.isSafeInteger(m.pid) || m.pid <= 0) {
+    return `bad pid ${describe(m.pid)}`;
+  }
+  if (typeof m.geometry !== 'string' || !/^(\d{1,5}x\d{1,5})?$/.test(m.geometry)) {
+    return `bad geometry ${describe(m.geometry)}`;
+  }
+  if (typeof m.startedAt !== 'string' || (m.startedAt !== '' && (m.startedAt.length > 64 || Number.isNaN(Date.parse(m.startedAt))))) {
+    return `bad start time ${describe(m.startedAt)}`;
+  }
+  return undefined;
 }
 
-function isPlacement(value: unknown): value is Placement {
-  const p = value as Record<string, unknown> | null;
-  return typeof p === 'object' && p !== null && typeof p.backend === 'string' && (p.where === 'host' || p.where === 'sandbox');
+function placementProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) {
+    return 'no placement';
+  }
+  const p = value as Record<string, unknown>;
+  if (p.where === 'sandbox' && typeof p.backend === 'string' && isExecBackend(p.backend) && Object.keys(p).length === 2) {
+    return undefined;
+  }
+  if (
+    p.where === 'host' &&
+    typeof p.backend === 'string' &&
+    (BACKENDS as readonly string[]).includes(p.backend) &&
+    (p.why === 'localBackend' || p.why === 'gatewayOptIn') &&
+    Object.keys(p).length === 3
+  ) {
+    return undefined;
+  }
+  return `bad placement ${describe(value)}`;
+}
+
+/** The recorded sandbox, in the form its backend gives its sandboxes (checked per backend). */
+function identityProblem(value: unknown, placement: Placement): string | undefined {
+  if (typeof value !== 'object' || value === null) {
+    return 'no sandbox';
+  }
+  const s = value as Record<string, unknown>;
+  const unknown = Object.keys(s).find((k) => !SANDBOX_FIELDS.has(k));
+  if (unknown !== undefined) {
+    return `unknown sandbox field ${JSON.stringify(unknown)}`;
+  }
+  const { backend, id, name } = s;
+  if (backend !== placement.backend || typeof id !== 'string' || typeof name !== 'string') {
+    return `bad sandbox ${describe(value)}`;
+  }
+  const bad = `bad ${backend} sandbox id ${describe(id)} or name ${describe(name)}`;
+  if (placement.where === 'host') {
+    return id === 'host' && name === 'host' ? undefined : bad;
+  }
+  switch (backend) {
+    case 'docker':
+    case 'podman':
+      return CONTAINER_ID.test(id) && isValidContainerRef(name) ? undefined : bad;
+    case 'apptainer':
+      return isValidInstance(id) && name === id ? undefined : bad;
+    case 'ssh':
+      return parses(() => parseSshIdentityId(id)) && isLabel(name) ? undefined : bad;
+    case 'kubernetes':
+      return parses(() => parsePodIdentityId(id)) && isLabel(name) ? undefined : bad;
+    default:
+      return bad;
+  }
+}
+
+function parses(parse: () => unknown): boolean {
+  try {
+    parse();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A name only shown to the user: printable, bounded. */
+function isLabel(value: string): boolean {
+  return value.length > 0 && value.length <= 512 && !CONTROL.test(value);
+}
+
+function isPath(value: unknown, mayBeEmpty: boolean): boolean {
+  return typeof value === 'string' && ((mayBeEmpty && value === '') || (value.startsWith('/') && value.length <= 4096 && !CONTROL.test(value)));
+}
+
+function describe(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 80 ? `${json.slice(0, 77)}...` : json;
 }

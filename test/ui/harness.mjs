@@ -6,7 +6,7 @@
 // exit handler kills whatever a failed test left behind.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
@@ -186,15 +186,19 @@ function tail(file, lines = 30) {
 }
 
 /**
- * Starts a fresh VS Code Server (own temp dir, user data, extensions, workspace).
- * @param {{ vsixPath?: string, userSettings?: object, startTimeoutMs?: number }} [opts]
- * @returns {Promise<{ url: string, port: number, pid: number, dir: string, workspace: string,
+ * Starts a fresh VS Code Server (own temp dir, user data, extensions, workspace) on 127.0.0.1.
+ * With `connectionToken`, every request must carry a random token (the `tkn` query of the first
+ * page load, a cookie after that), so other local users get 403; the token is in a 0600 file in
+ * the server's 0700 directory, never in argv (which every local user can read in /proc). The
+ * tests run without one.
+ * @param {{ vsixPath?: string, userSettings?: object, startTimeoutMs?: number, connectionToken?: boolean }} [opts]
+ * @returns {Promise<{ url: string, port: number, pid: number, token?: string, dir: string, workspace: string,
  *   userDataDir: string, extensionsDir: string, logPath: string, processes(): number[], stop(): Promise<void> }>}
  *   processes() lists the live pids the server started (server, extension hosts, watchers, pty host,
  *   terminals); stop() ends all of them, resolves once they are gone, and then deletes the temp dir
  *   (workspace and log included) unless stop({ keepFiles: true }) or BOTSCREEN_UI_KEEP=1.
  */
-export async function startServer({ vsixPath, userSettings = {}, startTimeoutMs = 60_000 } = {}) {
+export async function startServer({ vsixPath, userSettings = {}, startTimeoutMs = 60_000, connectionToken = false } = {}) {
   if (!fs.existsSync(SERVER_MAIN)) throw new Error(`VS Code Server not found at ${SERVER_MAIN} (${INSTALL_HINT})`);
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'botscreen-ui-'));
   const userDataDir = path.join(dir, 'user-data');
@@ -208,6 +212,15 @@ export async function startServer({ vsixPath, userSettings = {}, startTimeoutMs 
   // Only Machine/settings.json is watched while a window is open; see updateSettings().
   const settings = { ...DEFAULT_SETTINGS, ...userSettings };
   await fsp.writeFile(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+
+  let token;
+  let tokenArgs = ['--without-connection-token'];
+  if (connectionToken) {
+    token = randomBytes(32).toString('base64url');
+    const tokenFile = path.join(dir, 'connection-token');
+    await fsp.writeFile(tokenFile, token, { mode: 0o600, flag: 'wx' });
+    tokenArgs = ['--connection-token-file', tokenFile];
+  }
 
   const marker = `BOTSCREEN_UI_SERVER=${randomUUID()}`;
   const env = { ...process.env, [marker.split('=')[0]]: marker.split('=')[1] };
@@ -230,7 +243,7 @@ export async function startServer({ vsixPath, userSettings = {}, startTimeoutMs 
     const logFd = fs.openSync(logPath, 'a');
     const child = spawn(process.execPath, [SERVER_MAIN,
       '--host', '127.0.0.1', '--port', String(port),
-      '--without-connection-token', '--accept-server-license-terms', '--disable-websocket-compression',
+      ...tokenArgs, '--accept-server-license-terms', '--disable-websocket-compression',
       ...dirArgs], { env, cwd: dir, detached: true, stdio: ['ignore', logFd, logFd] });
     fs.closeSync(logFd);
     const srv = { pid: child.pid, marker };
@@ -266,7 +279,7 @@ export async function startServer({ vsixPath, userSettings = {}, startTimeoutMs 
       // listener on this port is our process, not someone else's.
       if (!listenerIsOurs(port, child.pid)) throw new Error(`port ${port} answers, but not from pid ${child.pid}`);
       const processes = () => serverProcesses(srv.pid, marker);
-      return { url, port, pid: child.pid, dir, workspace, userDataDir, extensionsDir, logPath, processes, stop };
+      return { url, port, pid: child.pid, token, dir, workspace, userDataDir, extensionsDir, logPath, processes, stop };
     } catch (err) {
       lastError = err;
       await stop({ keepFiles: true }); // keep the log for the next attempt / the error message
@@ -288,11 +301,17 @@ export async function updateSettings(server, settings) {
   await fsp.writeFile(file, JSON.stringify({ ...current, ...settings }, null, 2));
 }
 
+/** The address that opens the server's workbench on its workspace folder (with its token, if any). */
+export function workbenchUrl(server) {
+  return `${server.url}/?${server.token ? `tkn=${server.token}&` : ''}folder=${encodeURIComponent(server.workspace)}`;
+}
+
 /**
- * Opens the server's workbench on its workspace folder in Debian's chromium.
- * @returns {Promise<{ browser: import('playwright-core').Browser, page: import('playwright-core').Page, close(): Promise<void> }>}
+ * Opens the server's workbench on its workspace folder in Debian's chromium. `trustAsked` says
+ * whether VS Code asked to trust the folder; the answer is yes unless `answerTrust` is false.
+ * @returns {Promise<{ browser: import('playwright-core').Browser, page: import('playwright-core').Page, close(): Promise<void>, trustAsked: boolean }>}
  */
-export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeoutMs = 60_000 } = {}) {
+export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeoutMs = 60_000, answerTrust = true } = {}) {
   const { chromium } = loadPlaywright();
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
@@ -308,24 +327,25 @@ export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeout
   try {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
-    await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}`, { timeout: loadTimeoutMs });
+    await page.goto(workbenchUrl(server), { timeout: loadTimeoutMs });
     await page.waitForSelector('.monaco-workbench', { timeout: loadTimeoutMs });
-    await answerTrustDialog(page, trustTimeoutMs);
-    return { browser, page, close };
+    const trustAsked = await answerTrustDialog(page, trustTimeoutMs, answerTrust);
+    return { browser, page, close, trustAsked };
   } catch (err) {
     await close();
     throw err;
   }
 }
 
-/** Clicks "Yes, I trust" if the workspace-trust dialog shows up within timeoutMs. */
-async function answerTrustDialog(page, timeoutMs) {
+/** Clicks "Yes, I trust" (when `answer`) if the workspace-trust dialog shows up within timeoutMs. */
+async function answerTrustDialog(page, timeoutMs, answer = true) {
   const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: /trust/i }).first();
   try {
     await button.waitFor({ state: 'visible', timeout: timeoutMs });
   } catch {
     return false; // no dialog
   }
+  if (!answer) return true;
   await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Yes/ }).first().click();
   await page.locator('.monaco-dialog-box').waitFor({ state: 'hidden', timeout: 10_000 });
   return true;

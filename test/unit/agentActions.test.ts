@@ -108,6 +108,25 @@ describe('agent action input', () => {
     assert.deepEqual(keyArgv('ctrl+c'), ['xdotool', 'key', '--', 'ctrl+c']);
   });
 
+  test('key chords: names inherited from Object.prototype are unknown keys, never xdotool words', () => {
+    const inherited = ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', '__defineGetter__', 'toLocaleString', 'propertyIsEnumerable'];
+    for (const name of inherited) {
+      for (const chord of [name, `ctrl+${name}`, `${name}+a`, `${name}+${name}+a`, name.toUpperCase()]) {
+        assert.throws(
+          () => normalizeChord(chord),
+          (err: unknown) => err instanceof ActionInputError && /unknown key name|is not a modifier/.test(err.message),
+          `chord ${JSON.stringify(chord)} must be refused`,
+        );
+        rejects('key', { chord }, /unknown key name|is not a modifier/);
+      }
+    }
+    // The same lookups still find real names of every kind: modifiers, aliases, keysyms, punctuation.
+    assert.equal(normalizeChord('meta+ESC'), 'super+Escape');
+    assert.equal(normalizeChord('ctrl+asciitilde'), 'ctrl+asciitilde');
+    assert.equal(normalizeChord('shift+~'), 'shift+asciitilde');
+    assert.equal(normalizeChord('XF86AudioMute'), 'XF86AudioMute');
+  });
+
   test('URLs: http and https only, normalised, passed as a positional parameter', () => {
     rejects('openUrl', { url: 'javascript:alert(1)' }, /only http and https URLs can be opened, not javascript/);
     rejects('openUrl', { url: 'file:///etc/passwd' }, /not file/);

@@ -23,9 +23,9 @@ test('a new sandbox: init, limits, dropped capabilities, no published port, imag
 
 test('exec keeps stdin open with -i and never allocates a tty', () => {
   const stream = docker.execArgs('cid', 'pn', ['python3', '-c', 'x'], true);
-  assert.deepEqual(stream.args, ['exec', '-i', '-u', 'pn', 'cid', 'python3', '-c', 'x']);
+  assert.deepEqual(stream.args, ['exec', '-i', '-u', 'pn', '--', 'cid', 'python3', '-c', 'x']);
   const probe = docker.execArgs('cid', undefined, ['id'], false);
-  assert.deepEqual(probe.args, ['exec', 'cid', 'id']);
+  assert.deepEqual(probe.args, ['exec', '--', 'cid', 'id']);
   assert.ok(![...stream.args, ...probe.args].some((a) => a === '-t' || a === '-it' || a === '--tty'));
 });
 

@@ -11,7 +11,7 @@ test('the launcher travels on stdin, not in argv', () => {
   const { command, input } = launcherCommand(sandbox, 'abc123', { mode: 'start', geometry: '1280x800', timeoutSeconds: 20 });
   assert.equal(input, LAUNCHER_SCRIPT);
   assert.ok(!command.args.some((arg) => arg.includes('run_screen')), 'the script body is not in argv');
-  assert.deepEqual(command.args.slice(0, 5), ['exec', '-i', '-u', 'pn', 'cid']);
+  assert.deepEqual(command.args.slice(0, 6), ['exec', '-i', '-u', 'pn', '--', 'cid']);
   assert.deepEqual(command.args.slice(-5), ['botscreen', 'abc123', 'start', '1280x800', '20']);
 });
 

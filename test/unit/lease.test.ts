@@ -11,6 +11,7 @@ import {
   type Lease,
   LeaseLockError,
   LeaseStore,
+  MAX_EPOCH,
   publicView,
   UNREADABLE_VIEWER,
   viewerHash,
@@ -221,6 +222,84 @@ function registerTests(): void {
     fs.unlinkSync(store.path);
     assert.equal(store.read().holder, 'agent');
     assert.equal(store.acquire('c', 'r').epoch, 5);
+  });
+
+  const since = '2024-01-01T00:00:00.000Z';
+  const outOfRange: Array<[string, string]> = [
+    ['2^53-1', `{"holder":"agent","reason":"","since":"${since}","epoch":${2 ** 53 - 1}}`],
+    ['2^53', `{"holder":"agent","reason":"","since":"${since}","epoch":9007199254740992}`],
+    ['2^53+1 as written', `{"holder":"agent","reason":"","since":"${since}","epoch":9007199254740993}`],
+    ['1e300', `{"holder":"agent","reason":"","since":"${since}","epoch":1e300}`],
+    ['a human at 2^60', `{"holder":"human","viewerId":"v0","reason":"","since":"${since}","epoch":${2 ** 60}}`],
+    ['NaN', `{"holder":"agent","reason":"","since":"${since}","epoch":NaN}`],
+    ['null', `{"holder":"agent","reason":"","since":"${since}","epoch":null}`],
+    ['negative', `{"holder":"agent","reason":"","since":"${since}","epoch":-5}`],
+    ['a bad generation', `{"holder":"agent","reason":"","since":"${since}","epoch":3,"generation":"../x"}`],
+  ];
+
+  for (const [name, text] of outOfRange) {
+    test(`an epoch out of range is corrupt, and the next take still works and orders correctly: ${name}`, () => {
+      const store = new LeaseStore(tempDir(), 'k');
+      fs.writeFileSync(store.path, text);
+      const closed = store.read();
+      assert.equal(closed.holder, 'human', 'fails closed like any corrupt file');
+      assert.equal(closed.viewerId, UNREADABLE_VIEWER);
+      assert.ok(Number.isSafeInteger(closed.epoch) && closed.epoch <= MAX_EPOCH + 1);
+
+      const taken = store.acquire('viewer-x', 'take');
+      assert.equal(taken.holder, 'human');
+      assert.equal(taken.viewerId, 'viewer-x');
+      assert.match(taken.generation ?? '', /^[0-9a-f]{16}$/, 'a new generation');
+      assert.equal(store.viewerMayInput('viewer-x'), true, 'the take is in effect, not stuck fail-closed');
+      const onDisk = JSON.parse(fs.readFileSync(store.path, 'utf8')) as Lease;
+      assert.equal(onDisk.generation, taken.generation);
+      assert.ok(Number.isSafeInteger(onDisk.epoch) && onDisk.epoch <= MAX_EPOCH);
+
+      // Another process (a second store on the same file) agrees and continues in order.
+      const other = new LeaseStore(store.dir, 'k');
+      assert.deepEqual(other.read(), taken);
+      const back = other.release('viewer-x');
+      assert.deepEqual([back.holder, back.epoch, back.generation], ['agent', taken.epoch + 1, taken.generation]);
+      const again = store.acquire('viewer-y', 'r');
+      assert.deepEqual([again.epoch, again.generation], [taken.epoch + 2, taken.generation]);
+    });
+  }
+
+  test('the epoch cannot get stuck at its maximum: the next transition starts a new generation', () => {
+    const store = new LeaseStore(tempDir(), 'k');
+    fs.writeFileSync(store.path, JSON.stringify({ holder: 'agent', reason: '', since, epoch: MAX_EPOCH }));
+    const start = store.assertAgentMayAct();
+    assert.equal(start.epoch, MAX_EPOCH, 'the maximum itself is a valid epoch');
+    const observer = new LeaseStore(store.dir, 'k');
+    assert.equal(observer.read().epoch, MAX_EPOCH);
+
+    const taken = store.acquire('v', 'take');
+    assert.deepEqual([taken.holder, taken.epoch], ['human', 1]);
+    assert.match(taken.generation ?? '', /^[0-9a-f]{16}$/);
+    assert.throws(() => store.assertAgentStillActs(start), HumanHasControlError);
+    // The observer, which saw the maximum, follows the new generation instead of refusing it.
+    assert.deepEqual(observer.read(), taken);
+    const epochs: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      epochs.push(observer.release('v').epoch, observer.acquire('v', 'r').epoch);
+    }
+    assert.deepEqual(epochs, Array.from({ length: 20 }, (_, i) => i + 2));
+    assert.equal(observer.read().generation, taken.generation);
+  });
+
+  test('a repaired file starts a new generation: an old lease never equals a new one with the same epoch', () => {
+    const store = new LeaseStore(tempDir(), 'k');
+    store.acquire('v', 'r');
+    store.release('v');
+    const start = store.assertAgentMayAct();
+    assert.deepEqual([start.holder, start.epoch, start.generation], ['agent', 2, undefined]);
+    // Meanwhile the file is corrupted and another process (fresh, having seen nothing) repairs it.
+    fs.writeFileSync(store.path, 'garbage');
+    const fresh = new LeaseStore(store.dir, 'k');
+    const repaired = fresh.release(undefined, { force: true });
+    assert.deepEqual([repaired.holder, repaired.epoch], ['agent', 2], 'the same holder and the same number as before');
+    assert.notEqual(repaired.generation, undefined);
+    assert.throws(() => store.assertAgentStillActs(start), HumanHasControlError, 'yet the action that started before is void');
   });
 
   test('bad arguments are refused with clear errors and nothing is written', () => {

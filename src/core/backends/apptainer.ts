@@ -27,6 +27,20 @@ export function isValidApptainerImage(image: string): boolean {
   return image.length > 0 && image.length <= 4096 && !image.startsWith('-') && !/[\x00-\x1f\x7f]/.test(image);
 }
 
+/**
+ * What the contained processes get instead of the extension host's environment (which carries
+ * its tokens and keys): Apptainer passes the whole host environment into `exec` and `instance
+ * start` unless told `--cleanenv`. With it, they get the image's own environment, HOME, PATH,
+ * Apptainer's fixed pass-through (TERM and the proxy variables) and `APPTAINERENV_*` the user set
+ * on purpose, plus these. A UTF-8 locale is the one thing the desktop needs (`--cleanenv` alone
+ * sets LANG=C); DISPLAY and the session variables travel in the argv (`env NAME=VALUE ...`).
+ */
+export const CONTAINED_ENV: readonly string[] = ['LANG=C.UTF-8'];
+
+function cleanEnv(): string[] {
+  return ['--cleanenv', ...CONTAINED_ENV.flatMap((assignment) => ['--env', assignment])];
+}
+
 export function instanceName(workspaceKey: string): string {
   return `botscreen_${workspaceKey}`;
 }
@@ -35,17 +49,21 @@ export function instanceName(workspaceKey: string): string {
 export class ApptainerCli {
   constructor(readonly cli: string) {}
 
-  /** Runs argv in the instance as the invoking user; stdin passes through, never a tty. */
+  /**
+   * Runs argv in the instance as the invoking user, in a clean environment; stdin passes
+   * through, never a tty.
+   */
   exec(instance: string, argv: readonly string[]): Command {
-    return { command: this.cli, args: ['exec', `instance://${instance}`, ...argv] };
+    return { command: this.cli, args: ['exec', ...cleanEnv(), `instance://${instance}`, ...argv] };
   }
 
   /**
-   * A new instance isolated from this machine's home and /tmp (`--containall --no-home`) with a
-   * writable tmpfs over the image, so the desktop can write its runtime state.
+   * A new instance isolated from this machine's home, /tmp and environment (`--containall
+   * --no-home --cleanenv`) with a writable tmpfs over the image, so the desktop can write its
+   * runtime state.
    */
   start(image: string, instance: string): Command {
-    return { command: this.cli, args: ['instance', 'start', '--containall', '--no-home', '--writable-tmpfs', '--', image, instance] };
+    return { command: this.cli, args: ['instance', 'start', ...cleanEnv(), '--containall', '--no-home', '--writable-tmpfs', '--', image, instance] };
   }
 
   list(): Command {

@@ -118,12 +118,16 @@ export class DockerCli {
     return isNoSuchContainer(result.stderr) ? 'gone' : 'unknown';
   }
 
-  /** Runs argv in the container; `-i` keeps stdin open, never `-t` (a tty corrupts bytes). */
+  /**
+   * Runs argv in the container; `-i` keeps stdin open, never `-t` (a tty corrupts bytes). `--`
+   * ends the options: a container reference can never be read as one.
+   */
   execArgs(containerId: string, user: string | undefined, argv: readonly string[], interactive: boolean): Command {
     return this.cmd(
       'exec',
       ...(interactive ? ['-i'] : []),
       ...(user ? ['-u', user] : []),
+      '--',
       containerId,
       ...argv,
     );
@@ -141,7 +145,7 @@ export class DockerCli {
           'exec', '-it',
           ...(user ? ['-u', user] : []),
           ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
-          containerId, 'sh', '-c', 'cd "$HOME" 2>/dev/null; exec bash -l',
+          '--', containerId, 'sh', '-c', 'cd "$HOME" 2>/dev/null; exec bash -l',
         ),
     };
   }
