@@ -1,0 +1,67 @@
+// The sandbox image built in-product, in a real VS Code: with the default image missing (its tag
+// removed), Bot Screen: Build Sandbox Image shows a progress notification with the current step,
+// the image gets its content-hash tag, and Start then shows a live desktop. The base is this
+// machine's debootstrap image through the user setting, as a user without a registry would do.
+// The rig built the same context already, so the build hits Docker's cache (no second full build).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import test from 'node:test';
+import { REPO_ROOT, canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor } from './harness.mjs';
+import { containersOf, sh, withWindow } from './botscreen.mjs';
+
+const IMAGE = execFileSync('node', ['scripts/sandbox-context.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+const BASE = process.env.BOTSCREEN_BASE_IMAGE || 'local/bookworm:minbase';
+const imageId = (image) => sh('docker', ['image', 'inspect', '--format', '{{.Id}}', '--', image]).trim();
+
+test('Build Sandbox Image shows its steps, tags the hash tag, and Start then shows the desktop', { timeout: 600_000 }, async () => {
+  assert.ok(imageId(IMAGE), `${IMAGE} exists before the test (scripts/build-sandbox-image.sh)`);
+  // Keep the layers under a throwaway tag, then remove the default tag: the image is "missing"
+  // for Bot Screen while Docker's cache still holds every step.
+  const hold = `bot-screen-test-hold:${randomBytes(4).toString('hex')}`;
+  sh('docker', ['tag', IMAGE, hold]);
+  try {
+    sh('docker', ['image', 'rm', '--', IMAGE]);
+    assert.equal(imageId(IMAGE), '', 'the default image is missing');
+    await withWindow({ 'botScreen.sandbox.image.base': BASE }, async (server, page) => {
+      // Every text a notification shows, however briefly (a cached step lasts a fraction of a second).
+      await page.evaluate(() => {
+        window.__notes = [];
+        const seen = () => {
+          for (const n of document.querySelectorAll('.notifications-toasts .notification-toast')) {
+            const text = n.textContent || '';
+            if (window.__notes.at(-1) !== text) window.__notes.push(text);
+          }
+        };
+        new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, characterData: true });
+      });
+      const started = Date.now();
+      await runCommand(page, 'Bot Screen: Build Sandbox Image');
+      const pick = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Build without cache' });
+      await pick.waitFor({ timeout: 10_000 });
+      await page.keyboard.press('Enter'); // the first entry: Build (with the cache)
+      await page.locator('.notification-toast', { hasText: `The sandbox image ${IMAGE} is built.` }).waitFor({ timeout: 540_000 });
+      const built = Date.now() - started;
+      const notes = await page.evaluate(() => window.__notes);
+      const steps = notes.filter((text) => /Building the sandbox image.*Step \d+\/\d+: \S/.test(text));
+      console.log(`# built in ${built} ms; ${steps.length} step texts shown, e.g. ${JSON.stringify(steps[1]?.slice(0, 120))}`);
+      assert.ok(steps.length >= 2, `the progress notification showed the steps: ${JSON.stringify(notes.slice(0, 20))}`);
+      assert.ok(steps.some((text) => text.includes('FROM ${BASE_IMAGE}')), 'a step text names its instruction');
+      assert.equal(imageId(IMAGE), imageId(hold), 'the hash tag is back, on the very image the cache made');
+
+      await runCommand(page, 'Bot Screen: Start Screen');
+      const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+      const canvas = await waitFor(async () => {
+        const c = await canvasColorCount(frame, { minWidth: 1280 });
+        return c.width === 1280 && c.colors >= 10 ? c : undefined;
+      }, 90_000, 250, 'a live desktop on the canvas');
+      console.log(`# desktop with ${canvas.colors} colours`);
+      await screenshot(page, 'ui-image-built-then-started');
+      const [container] = containersOf(server.workspace);
+      assert.equal(sh('docker', ['inspect', '-f', '{{.Config.Image}}', container]).trim(), IMAGE, 'the sandbox runs the built image');
+    });
+  } finally {
+    if (!imageId(IMAGE)) sh('docker', ['tag', hold, IMAGE]);
+    sh('docker', ['image', 'rm', '--', hold]);
+  }
+});
