@@ -134,7 +134,7 @@ export function startBuild(options: BuildOptions): BuildHandle {
       if (cancelled) {
         return { status: 'cancelled' };
       }
-      const built = exitCode === 0 ? (await readFile(join(dir, 'iid'), 'utf8').catch(() => '')).trim() : '';
+      const built = exitCode === 0 ? bareId(await readFile(join(dir, 'iid'), 'utf8').catch(() => '')) : '';
       if (!built) {
         return { status: 'failed', exitCode, lastLines };
       }
@@ -226,7 +226,12 @@ async function runBuild(
 
 async function imageId(cli: string, image: string): Promise<string | undefined> {
   const result = await run({ command: cli, args: ['image', 'inspect', '--format', '{{.Id}}', '--', image] }, { timeoutMs: 30_000 });
-  return result.exitCode === 0 ? result.stdout.trim() || undefined : undefined;
+  return result.exitCode === 0 ? bareId(result.stdout) || undefined : undefined;
+}
+
+/** Docker writes ids as `sha256:…`, Podman's inspect without the prefix: compare them bare. */
+function bareId(id: string): string {
+  return id.trim().replace(/^sha256:/, '');
 }
 
 /**

@@ -2,6 +2,7 @@
 // the real Docker engine: the real context with this machine's debootstrap base, a cancelled build
 // and a failing build (tiny throwaway contexts, so no second full uncached build runs in the suite).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,13 +16,13 @@ import { LOCAL_BASE_IMAGE, sh, testLog, waitFor } from '../support/env';
 
 const uniq = randomBytes(4).toString('hex');
 const throwaway = (name: string) => `bot-screen-test-${name}:${uniq}`;
-const exists = (image: string) => sh('docker', ['image', 'inspect', '--format', '{{.Id}}', '--', image]).trim();
+const exists = (image: string) => sh('docker', ['image', 'inspect', '--format', '{{.Id}}', '--', image]).trim().replace(/^sha256:/, '');
 const label = (image: string, key: string) => sh('docker', ['image', 'inspect', '--format', `{{ index .Config.Labels "${key}" }}`, '--', image]).trim();
 
-function options(contextDir: string, tag: string, steps: BuildStep[], lines: string[]): BuildOptions {
+function options(contextDir: string, tag: string, steps: BuildStep[], lines: string[], flavour: 'docker' | 'podman' = 'docker'): BuildOptions {
   return {
-    cli: 'docker',
-    flavour: 'docker',
+    cli: flavour,
+    flavour,
     contextDir,
     tag,
     contextHash: SANDBOX_CONTEXT_HASH,
@@ -101,5 +102,42 @@ describe('sandbox image build', () => {
     assert.match(last, /returned a non-zero code: 3/, 'the engine\'s verdict');
     assert.deepEqual(steps.map((s) => s.step), [1, 2, 3]);
     assert.equal(exists(tag), '', 'no image carries the tag');
+  });
+});
+
+describe('sandbox image build with podman', () => {
+  const podmanExists = (image: string) => sh('podman', ['image', 'inspect', '--format', '{{.Id}}', '--', image]).trim();
+  const tags = [throwaway('podman'), throwaway('podman-cancel')];
+
+  after(() => {
+    for (const tag of tags) {
+      if (podmanExists(tag)) {
+        sh('podman', ['image', 'rm', '--', tag]);
+      }
+    }
+  });
+
+  test('podman build through the same runner: steps in order, then the tag; a cancel tags nothing', { timeout: 300_000 }, async () => {
+    // Podman keeps images in its own storage: the debootstrap base is loaded there once.
+    if (!podmanExists(LOCAL_BASE_IMAGE)) {
+      execFileSync('bash', ['-c', 'set -o pipefail; docker save "$1" | podman load -q', 'load', LOCAL_BASE_IMAGE], { stdio: 'ignore', timeout: 240_000 });
+    }
+    const steps: BuildStep[] = [];
+    const lines: string[] = [];
+    const result = await startBuild(options(tinyContext(`RUN echo podman-${uniq} >&2`), tags[0], steps, lines, 'podman')).done;
+    assert.equal(result.status, 'built', lines.slice(-20).join('\n'));
+    assert.deepEqual(steps.map((s) => `${s.step}/${s.total}`), ['1/4', '2/4', '3/4', '4/4'], 'FROM, RUN and the two labels');
+    assert.ok(lines.includes(`podman-${uniq}`), 'the step\'s output reaches the log');
+    assert.equal(podmanExists(tags[0]), result.status === 'built' ? result.imageId : '');
+
+    const cancelSteps: BuildStep[] = [];
+    const handle = startBuild(options(tinyContext(`RUN sleep 45 && echo cancel-${uniq}`), tags[1], cancelSteps, [], 'podman'));
+    await waitFor(() => cancelSteps.some((s) => s.instruction.startsWith('RUN sleep')), 60_000, 'the RUN step to start');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const cancelledAt = Date.now();
+    handle.cancel();
+    assert.equal((await handle.done).status, 'cancelled');
+    assert.ok(Date.now() - cancelledAt < 15_000, 'podman ended long before its 45 s step');
+    assert.equal(podmanExists(tags[1]), '', 'no image carries the tag');
   });
 });

@@ -1,6 +1,6 @@
 // The sandbox image's tag and build: the default tag is the content hash of the shipped context
 // (one definition, scripts/sandbox-context.mjs), and the step parser reads real captured output
-// of `docker build` (the classic builder of Debian's docker.io 20.10 with a 28.x CLI).
+// of `docker build` (the classic builder of Debian's docker.io 20.10 with a 28.x CLI) and `podman build`.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -68,12 +68,19 @@ test('the classic builder: a failing build, red stderr lines and the error line 
   assert.equal(parseBuildStep(' ---> Running in cfb384c0e96e'), undefined);
 });
 
-test('podman and BuildKit step lines parse too (formats documented by buildah and BuildKit)', () => {
-  // Not captured here (no podman build, no buildx on this machine): the line formats as the tools print them.
-  assert.deepEqual(parseBuildStep('STEP 3/13: ARG DEBIAN_MIRROR=http://deb.debian.org/debian'), {
-    step: 3, total: 13, instruction: 'ARG DEBIAN_MIRROR=http://deb.debian.org/debian',
-  });
-  assert.equal(parseBuildStep('[2/2] STEP 1/3: FROM debian')?.instruction, 'FROM debian');
+test('podman: every step of a real build (podman 4.3), its stderr and layer ids are no steps', () => {
+  assert.deepEqual(steps(fixture('build-podman.log')), [
+    { step: 1, total: 5, instruction: 'FROM local/bookworm:minbase' },
+    { step: 2, total: 5, instruction: 'ENV X=1' },
+    { step: 3, total: 5, instruction: 'RUN echo podman step output >&2' },
+    { step: 4, total: 5, instruction: 'LABEL a=b' },
+    { step: 5, total: 5, instruction: 'LABEL "dev.botscreen.context"="h"' },
+  ]);
+  assert.equal(parseBuildStep('[2/2] STEP 1/3: FROM debian')?.instruction, 'FROM debian', 'a multi-stage build\'s stage prefix');
+});
+
+test('BuildKit plain progress lines parse too, should a CLI ignore DOCKER_BUILDKIT=0', () => {
+  // Not captured here (this machine has no buildx): the line format BuildKit's plain progress prints.
   assert.deepEqual(parseBuildStep('#6 [2/5] RUN set -eux; apt-get update'), { step: 2, total: 5, instruction: 'RUN set -eux; apt-get update' });
   assert.equal(parseBuildStep('#1 [internal] load build definition from Dockerfile'), undefined);
 });
