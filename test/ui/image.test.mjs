@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import test from 'node:test';
-import { REPO_ROOT, canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor } from './harness.mjs';
-import { containersOf, sh, withWindow } from './botscreen.mjs';
+import { REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
+import { VSIX, containersOf, removeContainersOf, sh } from './botscreen.mjs';
 
 const IMAGE = execFileSync('node', ['scripts/sandbox-context.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 const BASE = process.env.BOTSCREEN_BASE_IMAGE || 'local/bookworm:minbase';
 const imageId = (image) => sh('docker', ['image', 'inspect', '--format', '{{.Id}}', '--', image]).trim();
 
-test('Build Sandbox Image shows its steps, tags the hash tag, and Start then shows the desktop', { timeout: 600_000 }, async () => {
+test('Build Sandbox Image shows its steps, tags the hash tag, and Start then shows the desktop', { timeout: 900_000 }, async () => {
   assert.ok(imageId(IMAGE), `${IMAGE} exists before the test (scripts/build-sandbox-image.sh)`);
   // Keep the layers under a throwaway tag, then remove the default tag: the image is "missing"
   // for Bot Screen while Docker's cache still holds every step.
@@ -23,7 +23,9 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
   try {
     sh('docker', ['image', 'rm', '--', IMAGE]);
     assert.equal(imageId(IMAGE), '', 'the default image is missing');
-    await withWindow({ 'botScreen.sandbox.image.base': BASE }, async (server, page) => {
+    // The commands activate Bot Screen, as they do for a user; nothing waits for the status bar
+    // (on a loaded machine onStartupFinished can come minutes late).
+    await inWindow({ 'botScreen.sandbox.image.base': BASE }, async (server, page) => {
       // Every text a notification shows, however briefly (a cached step lasts a fraction of a second).
       await page.evaluate(() => {
         window.__notes = [];
@@ -37,7 +39,8 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
       });
       // Start with the image missing asks once, in a dialog that names the cost; Cancel builds
       // nothing and creates no container.
-      await runCommand(page, 'Bot Screen: Start Screen');
+      // The palette lists the command once the extension host has read the extensions.
+      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 300_000 });
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.waitFor({ timeout: 60_000 });
       const question = await dialog.textContent();
@@ -51,7 +54,7 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
       assert.equal(imageId(IMAGE), '', 'Cancel built nothing');
 
       const started = Date.now();
-      await runCommand(page, 'Bot Screen: Build Sandbox Image');
+      await runCommand(page, 'Bot Screen: Build Sandbox Image', { timeoutMs: 30_000 });
       const pick = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Build without cache' });
       await pick.waitFor({ timeout: 10_000 });
       await page.keyboard.press('Enter'); // the first entry: Build (with the cache)
@@ -65,7 +68,7 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
       assert.ok(steps.every((text) => /Step \d+\/\d+: (ARG|FROM|LABEL|ENV|RUN|ENTRYPOINT|CMD) \S/.test(text)), 'a step text names its instruction');
       assert.equal(imageId(IMAGE), imageId(hold), 'the hash tag is back, on the very image the cache made');
 
-      await runCommand(page, 'Bot Screen: Start Screen');
+      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
       const frame = await findWebviewFrame(page, 'botScreen', 60_000);
       const canvas = await waitFor(async () => {
         const c = await canvasColorCount(frame, { minWidth: 1280 });
@@ -81,3 +84,16 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
     sh('docker', ['image', 'rm', '--', hold]);
   }
 });
+
+async function inWindow(userSettings, body) {
+  const server = await startServer({ vsixPath: VSIX, userSettings });
+  let workbench;
+  try {
+    workbench = await openWorkbench(server);
+    await body(server, workbench.page);
+  } finally {
+    await workbench?.close();
+    await server.stop();
+    removeContainersOf(server.workspace);
+  }
+}
