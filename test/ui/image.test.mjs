@@ -39,8 +39,10 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
       });
       // Start with the image missing asks once, in a dialog that names the cost; Cancel builds
       // nothing and creates no container.
-      // The palette lists the command once the extension host has read the extensions.
-      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 300_000 });
+      // Bot Screen's activity-bar entry shows once the workbench has read the extension: its
+      // commands are in the palette from then on.
+      await page.locator('.activitybar .action-label[aria-label^="Bot Screen"]').first().waitFor({ timeout: 300_000 });
+      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.waitFor({ timeout: 60_000 });
       const question = await dialog.textContent();
@@ -89,8 +91,13 @@ async function inWindow(userSettings, body) {
   const server = await startServer({ vsixPath: VSIX, userSettings });
   let workbench;
   try {
-    workbench = await openWorkbench(server);
-    await body(server, workbench.page);
+    // A new folder always asks for trust; on a loaded machine the dialog can take far longer than
+    // the harness's default 5 s, and an unanswered one leaves Bot Screen disabled (Restricted Mode).
+    workbench = await openWorkbench(server, { trustTimeoutMs: 120_000 });
+    await body(server, workbench.page).catch(async (err) => {
+      await screenshot(workbench.page, 'ui-image-failure').catch(() => undefined);
+      throw err;
+    });
   } finally {
     await workbench?.close();
     await server.stop();
