@@ -1,15 +1,21 @@
 // Bundles the extension host code (Node, CommonJS, `vscode` external), the webview (browser,
 // ESM: noVNC has a top-level await that IIFE output cannot hold) and, with --tests, the Node
-// test files. The launcher and relay are bundled as text and travel over exec streams.
+// test files. The launcher and relay are bundled as text and travel over exec streams. The sandbox
+// image's default tag (from the content hash of sandbox/) is baked in as a constant.
 import { build } from 'esbuild';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { contextHash, imageTag } from './scripts/sandbox-context.mjs';
 
 const production = process.argv.includes('--production');
 const withTests = process.argv.includes('--tests');
 const textFiles = { '.sh': 'text', '.py': 'text' };
 
-const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning' };
+const sandbox = {
+  __BOTSCREEN_SANDBOX_IMAGE__: JSON.stringify(imageTag()),
+  __BOTSCREEN_SANDBOX_HASH__: JSON.stringify(contextHash()),
+};
+const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning', define: sandbox };
 
 const builds = [
   build({

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds the Bot Screen desktop sandbox image from sandbox/Dockerfile and prints
-# its image id on stdout.
+# Builds the Bot Screen desktop sandbox image for the test rig from the same context the
+# extension ships (sandbox/), tags it with the same content-hash tag the extension uses by
+# default (bot-screen-sandbox:<hash>, from scripts/sandbox-context.mjs), and prints its
+# image id on stdout. The build arguments and labels are the extension's
+# (src/core/sandboxImage.ts buildCommand), so a build from the extension hits this one's cache.
 #
-#   BOTSCREEN_IMAGE        tag to build (default botscreen/sandbox:desktop)
+#   BOTSCREEN_IMAGE        an extra alias tag for the rig (default botscreen/sandbox:desktop;
+#                          empty: none)
 #   BOTSCREEN_BASE_IMAGE   base image to build FROM; when unset, a local Debian
 #                          bookworm base is made with debootstrap and
 #                          `docker import`ed as local/bookworm:minbase (for
@@ -12,7 +16,7 @@
 #   BOTSCREEN_CACHE        cache folder (default ~/.cache/botscreen)
 #
 # The build is skipped when the image exists and its labels record the same
-# Dockerfile hash (dev.botscreen.recipe) and base (dev.botscreen.base).
+# context hash (dev.botscreen.context) and base (dev.botscreen.base).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,7 +26,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 context="$root/sandbox"
 dockerfile="$context/Dockerfile"
-image="${BOTSCREEN_IMAGE:-botscreen/sandbox:desktop}"
+alias="${BOTSCREEN_IMAGE-botscreen/sandbox:desktop}"
 mirror="${BOTSCREEN_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 security_mirror="${BOTSCREEN_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
 local_base="local/bookworm:minbase"
@@ -41,7 +45,8 @@ ensure_cache
 exec 9>"$BOTSCREEN_CACHE/build.lock"
 flock 9
 
-recipe="$(sha256sum "$dockerfile" | cut -d ' ' -f 1)"
+hash="$(node "$here/sandbox-context.mjs" --hash)"
+image="$(node "$here/sandbox-context.mjs")"
 
 label_of() {
 	docker image inspect -f "{{ index .Config.Labels \"$2\" }}" "$1" 2>/dev/null || true
@@ -51,9 +56,16 @@ print_id() {
 	docker image inspect -f '{{.Id}}' "$image"
 }
 
-if [ "$(label_of "$image" dev.botscreen.recipe)" = "$recipe" ] &&
+tag_alias() {
+	if [ -n "$alias" ]; then
+		docker tag "$image" "$alias"
+	fi
+}
+
+if [ "$(label_of "$image" dev.botscreen.context)" = "$hash" ] &&
 	[ "$(label_of "$image" dev.botscreen.base)" = "$base" ]; then
 	log "$image is up to date"
+	tag_alias
 	print_id
 	exit 0
 fi
@@ -103,19 +115,20 @@ fi
 blog="$BOTSCREEN_CACHE/build.log"
 log "building $image FROM $base (log: $blog)"
 t0=$SECONDS
-if ! docker build \
+if ! docker build --force-rm \
 	--build-arg "BASE_IMAGE=$base" \
 	--build-arg "DEBIAN_MIRROR=$mirror" \
 	--build-arg "DEBIAN_SECURITY_MIRROR=$security_mirror" \
-	--label "dev.botscreen.recipe=$recipe" \
 	--label "dev.botscreen.base=$base" \
+	--label "dev.botscreen.context=$hash" \
 	-t "$image" \
-	-f "$dockerfile" \
-	"$context" >"$blog" 2>&1; then
+	--file "$dockerfile" \
+	-- "$context" >"$blog" 2>&1; then
 	tail -n 30 "$blog" >&2
 	die "docker build failed (log: $blog)"
 fi
 log "built $image ($(since "$t0"))"
+tag_alias
 
 # The image this tag named before is now untagged; drop it (only ours).
 docker image prune -f --filter label=dev.botscreen.image=desktop >/dev/null 2>&1 || true

@@ -27,7 +27,11 @@ export function problemMessage(problem: Problem): string {
     case 'imageUnavailable':
       return problem.keptContainer
         ? vscode.l10n.t('The image {0} is not available and could not be pulled ({1}). The current sandbox container was kept as it is.', problem.image, problem.detail)
-        : vscode.l10n.t('The sandbox image {0} is not available and could not be pulled ({1}). Build it with scripts/build-sandbox-image.sh, or pull it, then start again.', problem.image, problem.detail);
+        : vscode.l10n.t('The sandbox image {0} is not available and could not be pulled ({1}). Check "botScreen.sandbox.docker.image", or leave it empty to use the image Bot Screen builds itself, then start again.', problem.image, problem.detail);
+    case 'imageMissing':
+      return problem.buildable
+        ? vscode.l10n.t('The sandbox image {0} is not built yet. Run "Bot Screen: Build Sandbox Image" ({1}), then start again.', problem.image, imageBuildCost())
+        : vscode.l10n.t('The sandbox image {0} was built by another version of Bot Screen and is gone. Clear "botScreen.sandbox.docker.image" to use this version\'s image, then start again.', problem.image);
     case 'containerNotRunning':
       return vscode.l10n.t('The container {0} named in "botScreen.sandbox.docker.container" is not running. Bot Screen never starts or recreates a container it does not own: start it yourself, then start the screen.', problem.container);
     case 'missingBinaries':
@@ -69,6 +73,14 @@ export function problemMessage(problem: Problem): string {
     case 'podNotRunning':
       return vscode.l10n.t('The pod {0} is {1}, not Running. Start it, then start the screen.', problem.pod, problem.phase);
   }
+}
+
+/**
+ * What a build of the sandbox image costs: the built image measured about 940 MB; an uncached
+ * build took under 2 minutes on a fast mirror, longer on slow networks.
+ */
+export function imageBuildCost(): string {
+  return vscode.l10n.t('about 1 GB of disk, typically 2 to 10 minutes depending on the network');
 }
 
 export function sandboxGoneMessage(): string {

@@ -2,12 +2,18 @@ import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
 import { parseBackend, parsePlacementSetting } from './core/placement';
+import {
+  DEFAULT_BASE_IMAGE, DEFAULT_DEBIAN_MIRROR, DEFAULT_DEBIAN_SECURITY_MIRROR, SANDBOX_IMAGE,
+} from './core/sandboxImage';
 import type { ScreenSettings } from './core/screen';
 
-/** The one place that names the default desktop image. */
-export const DEFAULT_IMAGE = 'botscreen/sandbox:desktop';
+/**
+ * The default desktop image: the local tag of the image Bot Screen builds from the context in
+ * its VSIX (src/core/sandboxImage.ts), never a registry name.
+ */
+export const DEFAULT_IMAGE = SANDBOX_IMAGE;
 /** Earlier defaults: a setting still holding one of these follows the new default instead. */
-export const RETIRED_DEFAULT_IMAGES: readonly string[] = ['botscreen/sandbox:bookworm', 'botscreen/desktop:latest'];
+export const RETIRED_DEFAULT_IMAGES: readonly string[] = ['botscreen/sandbox:desktop', 'botscreen/sandbox:bookworm', 'botscreen/desktop:latest'];
 const IMAGE_SETTING = 'sandbox.docker.image';
 export const DEFAULT_GEOMETRY = '1280x800';
 export const DEFAULT_PIDS_LIMIT = 2048;
@@ -115,6 +121,26 @@ export async function migrateRetiredImage(log: Logger): Promise<void> {
       await config.update(IMAGE_SETTING, undefined, target);
     }
   }
+}
+
+export interface ImageBuildSettings {
+  readonly base: string;
+  readonly debianMirror: string;
+  readonly debianSecurityMirror: string;
+}
+
+/**
+ * What the image build uses. These decide what runs on this machine, so only the user's own
+ * (user or remote machine) settings count, never a workspace's.
+ */
+export function readImageBuildSettings(): ImageBuildSettings {
+  const config = vscode.workspace.getConfiguration('botScreen');
+  const user = (key: string, fallback: string) => String(config.inspect<string>(key)?.globalValue ?? '').trim() || fallback;
+  return {
+    base: user('sandbox.image.base', DEFAULT_BASE_IMAGE),
+    debianMirror: user('sandbox.image.debianMirror', DEFAULT_DEBIAN_MIRROR),
+    debianSecurityMirror: user('sandbox.image.debianSecurityMirror', DEFAULT_DEBIAN_SECURITY_MIRROR),
+  };
 }
 
 function str(config: vscode.WorkspaceConfiguration, key: string): string {

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { ActionKind, AgentAction, Point, Screenshot } from './core/agentActions';
 import { AgentActionRunner, type ActionResult } from './core/agentTools';
 import type { Ctx } from './ctx';
+import { offerBuildForAgent } from './commands/image';
 import { problemMessage } from './messages';
 
 /**
@@ -40,6 +41,9 @@ export function registerAgentTools(ctx: Ctx): AgentActionRunner {
           try {
             const result = await runner.perform(kind, options.input, { signal: abort.signal });
             logResult(ctx, name, result);
+            if (result.status === 'problem' && result.problem.code === 'imageMissing' && result.problem.buildable) {
+              offerBuildForAgent(ctx);
+            }
             return toolResult(result, shots);
           } finally {
             cancel.dispose();
@@ -116,6 +120,14 @@ function toolResult(result: ActionResult, shots: ScreenshotFolder): vscode.Langu
         return text(
           vscode.l10n.t(
             'The screen is not running. It is placed on this machine (placement: gateway), outside any sandbox, and agents never start it there: ask the user to run "Bot Screen: Start Screen".',
+          ),
+        );
+      }
+      if (result.problem.code === 'imageMissing' && result.problem.buildable) {
+        return text(
+          vscode.l10n.t(
+            'The screen cannot start: its sandbox image {0} is not built yet. Ask the user to build it (command "Bot Screen: Build Sandbox Image"; it takes a few minutes), then try again.',
+            result.problem.image,
           ),
         );
       }

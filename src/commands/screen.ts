@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { ScreenError } from '../core/problem';
 import type { Ctx } from '../ctx';
 import { problemMessage } from '../messages';
+import { startScreen } from './image';
 import { DEFAULT_IMAGE } from '../settings';
 import { SCREEN_VIEW_ID } from '../screenViews';
 
@@ -14,7 +15,7 @@ export const HOST_DESKTOP_PACKAGES = [
 export function registerScreenCommands(ctx: Ctx): void {
   ctx.registerCommand('botScreen.start', async () => {
     void vscode.commands.executeCommand(`${SCREEN_VIEW_ID}.focus`);
-    await report(ctx, () => ctx.controller.start());
+    await report(ctx, () => startScreen(ctx));
   });
   ctx.registerCommand('botScreen.stop', () => report(ctx, () => ctx.controller.stop()));
   ctx.registerCommand('botScreen.openInEditor', () => ctx.views.openInEditor());

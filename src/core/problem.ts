@@ -11,6 +11,8 @@ export type Problem =
   | { readonly code: 'badContainer'; readonly container: string }
   /** The image is neither present nor pullable; `keptContainer` names the container left as it was. */
   | { readonly code: 'imageUnavailable'; readonly image: string; readonly detail: string; readonly keptContainer?: string }
+  /** Bot Screen's own image (never pulled) is not built yet; `buildable` when it is this version's. */
+  | { readonly code: 'imageMissing'; readonly image: string; readonly buildable: boolean; readonly keptContainer?: string }
   | { readonly code: 'containerNotRunning'; readonly container: string }
   | { readonly code: 'missingBinaries'; readonly onHost: boolean; readonly names: readonly string[] }
   | { readonly code: 'startTimeout'; readonly log: string }

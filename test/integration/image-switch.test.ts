@@ -6,8 +6,10 @@ import { ScreenController, type ScreenSettings } from '../../src/core/screen';
 import { rfbHandshake } from '../support/rfb';
 import { IMAGE, removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 
-const OLD = 'botscreen/sandbox:switch-test-old';
-const NEW = 'botscreen/sandbox:switch-test-new';
+// Tags of this run only: runs on one Docker engine must not remove each other's tags.
+const run = process.pid.toString(36);
+const OLD = `botscreen/sandbox:switch-test-old-${run}`;
+const NEW = `botscreen/sandbox:switch-test-new-${run}`;
 
 describe('image switch', () => {
   let config: ScreenSettings = settings({ docker: { image: OLD } });
@@ -65,6 +67,21 @@ describe('image switch', () => {
     });
     assert.equal(controller.status.problem?.code, 'imageUnavailable', 'the status (and so the view) shows why');
     assert.deepEqual(ours(), [container], 'the old container is still there');
+    assert.equal(sh('docker', ['inspect', '-f', '{{.State.Running}}', container]).trim(), 'true');
+  });
+
+  test('Switch to our own image while it is not built asks for the build and keeps the old container; nothing is pulled', async () => {
+    const [container] = ours();
+    // An own tag (bot-screen-sandbox:…) no build made: a registry could be asked for it, but is not.
+    const missing = `bot-screen-sandbox:${'0'.repeat(12)}`;
+    config = { ...config, docker: { ...config.docker, image: missing, imagePinned: true } };
+    await assert.rejects(controller.start(), (err: unknown) => {
+      assert.ok(err instanceof ScreenError && err.problem.code === 'imageMissing', String(err));
+      assert.equal(err.problem.keptContainer, container);
+      assert.equal(err.problem.buildable, false, 'only this version\'s tag can be built from the shipped context');
+      return true;
+    });
+    assert.deepEqual(ours(), [container], 'the old container stays until the new image exists');
     assert.equal(sh('docker', ['inspect', '-f', '{{.State.Running}}', container]).trim(), 'true');
   });
 

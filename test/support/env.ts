@@ -5,9 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
 import type { Logger } from '../../src/core/logger';
+import { SANDBOX_IMAGE } from '../../src/core/sandboxImage';
 import type { ScreenSettings } from '../../src/core/screen';
 
-export const IMAGE = process.env.BOTSCREEN_IMAGE ?? 'botscreen/sandbox:desktop';
+/** The image the extension uses by default (the content-hash tag scripts/build-sandbox-image.sh also gives the rig's build). */
+export const IMAGE = process.env.BOTSCREEN_IMAGE ?? SANDBOX_IMAGE;
+/** The build base on this machine (no registry): the debootstrap image scripts/build-sandbox-image.sh imports. */
+export const LOCAL_BASE_IMAGE = process.env.BOTSCREEN_BASE_IMAGE ?? 'local/bookworm:minbase';
 
 export const testLog: Logger = {
   debug: (m) => process.env.BOTSCREEN_TEST_DEBUG && console.log(`[debug] ${m}`),

@@ -1,6 +1,7 @@
 import type { Logger } from '../logger';
 import { ScreenError } from '../problem';
 import { run } from '../runner';
+import { SANDBOX_IMAGE, isOwnImage } from '../sandboxImage';
 import type { Sandbox } from '../sandbox';
 import { isValidContainerRef, isValidImage } from '../validate';
 import { PROBE_TIMEOUT_MS, commandFailed, mustSucceed, type ImageSwitch, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
@@ -85,11 +86,17 @@ export class DockerBackend implements SandboxBackend {
     return result.exitCode === 0 ? result.stdout.trim() : undefined;
   }
 
-  /** The configured image is present, or pulled now; else a problem saying what stays. */
+  /**
+   * The configured image is present, or pulled now; else a problem saying what stays. Our own
+   * image is never pulled: it is built, by the user's decision (the problem offers the build).
+   */
   private async ensureImage(keptContainer: string | undefined): Promise<void> {
     const image = this.config.image;
     if ((await run(this.docker.imageExists(image), { timeoutMs: PROBE_TIMEOUT_MS })).exitCode === 0) {
       return;
+    }
+    if (isOwnImage(image)) {
+      throw new ScreenError({ code: 'imageMissing', image, buildable: image === SANDBOX_IMAGE, keptContainer });
     }
     this.log.info(`pulling ${image}`);
     this.log.progress?.({ kind: 'pullingImage', image });

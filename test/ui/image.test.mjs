@@ -1,0 +1,106 @@
+// The sandbox image built in-product, in a real VS Code: with the default image missing (its tag
+// removed), Bot Screen: Build Sandbox Image shows a progress notification with the current step,
+// the image gets its content-hash tag, and Start then shows a live desktop. The base is this
+// machine's debootstrap image through the user setting, as a user without a registry would do.
+// The rig built the same context already, so the build hits Docker's cache (no second full build).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import test from 'node:test';
+import { REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
+import { VSIX, containersOf, removeContainersOf, sh } from './botscreen.mjs';
+
+const IMAGE = execFileSync('node', ['scripts/sandbox-context.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+const BASE = process.env.BOTSCREEN_BASE_IMAGE || 'local/bookworm:minbase';
+const imageId = (image) => sh('docker', ['image', 'inspect', '--format', '{{.Id}}', '--', image]).trim();
+
+test('Build Sandbox Image shows its steps, tags the hash tag, and Start then shows the desktop', { timeout: 900_000 }, async () => {
+  assert.ok(imageId(IMAGE), `${IMAGE} exists before the test (scripts/build-sandbox-image.sh)`);
+  // Keep the layers under a throwaway tag, then remove the default tag: the image is "missing"
+  // for Bot Screen while Docker's cache still holds every step.
+  const hold = `bot-screen-test-hold:${randomBytes(4).toString('hex')}`;
+  sh('docker', ['tag', IMAGE, hold]);
+  try {
+    sh('docker', ['image', 'rm', '--', IMAGE]);
+    assert.equal(imageId(IMAGE), '', 'the default image is missing');
+    // The commands activate Bot Screen, as they do for a user; nothing waits for the status bar
+    // (on a loaded machine onStartupFinished can come minutes late).
+    await inWindow({ 'botScreen.sandbox.image.base': BASE }, async (server, page) => {
+      // Every text a notification shows, however briefly (a cached step lasts a fraction of a second).
+      await page.evaluate(() => {
+        window.__notes = [];
+        const seen = () => {
+          for (const n of document.querySelectorAll('.notifications-toasts .notification-toast')) {
+            const text = n.textContent || '';
+            if (window.__notes.at(-1) !== text) window.__notes.push(text);
+          }
+        };
+        new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, characterData: true });
+      });
+      // Start with the image missing asks once, in a dialog that names the cost; Cancel builds
+      // nothing and creates no container.
+      // Bot Screen's activity-bar entry shows once the workbench has read the extension: its
+      // commands are in the palette from then on.
+      await page.locator('.activitybar .action-label[aria-label^="Bot Screen"]').first().waitFor({ timeout: 300_000 });
+      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ timeout: 60_000 });
+      const question = await dialog.textContent();
+      assert.match(question, new RegExp(`${IMAGE.replace(/[.:]/g, '\\$&')} is not built yet`));
+      assert.match(question, /about 1 GB of disk, typically 2 to 10 minutes/);
+      await screenshot(page, 'ui-image-build-question');
+      await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached', timeout: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      assert.deepEqual(containersOf(server.workspace), [], 'no sandbox without its image');
+      assert.equal(imageId(IMAGE), '', 'Cancel built nothing');
+
+      const started = Date.now();
+      await runCommand(page, 'Bot Screen: Build Sandbox Image', { timeoutMs: 30_000 });
+      const pick = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Build without cache' });
+      await pick.waitFor({ timeout: 10_000 });
+      await page.keyboard.press('Enter'); // the first entry: Build (with the cache)
+      await page.locator('.notification-toast', { hasText: `The sandbox image ${IMAGE} is built.` }).waitFor({ timeout: 540_000 });
+      const built = Date.now() - started;
+      const notes = await page.evaluate(() => window.__notes);
+      const steps = notes.filter((text) => /Building the sandbox image.*Step \d+\/\d+: \S/.test(text));
+      console.log(`# built in ${built} ms; ${steps.length} step texts shown, e.g. ${JSON.stringify(steps[1]?.slice(0, 120))}`);
+      assert.ok(steps.length >= 1, `the progress notification showed the steps: ${JSON.stringify(notes.slice(0, 20))}`);
+      // A cached step lasts a few milliseconds, so the notification shows some of them, each with its instruction.
+      assert.ok(steps.every((text) => /Step \d+\/\d+: (ARG|FROM|LABEL|ENV|RUN|ENTRYPOINT|CMD) \S/.test(text)), 'a step text names its instruction');
+      assert.equal(imageId(IMAGE), imageId(hold), 'the hash tag is back, on the very image the cache made');
+
+      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
+      const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+      const canvas = await waitFor(async () => {
+        const c = await canvasColorCount(frame, { minWidth: 1280 });
+        return c.width === 1280 && c.colors >= 10 ? c : undefined;
+      }, 90_000, 250, 'a live desktop on the canvas');
+      console.log(`# desktop with ${canvas.colors} colours`);
+      await screenshot(page, 'ui-image-built-then-started');
+      const [container] = containersOf(server.workspace);
+      assert.equal(sh('docker', ['inspect', '-f', '{{.Config.Image}}', container]).trim(), IMAGE, 'the sandbox runs the built image');
+    });
+  } finally {
+    if (!imageId(IMAGE)) sh('docker', ['tag', hold, IMAGE]);
+    sh('docker', ['image', 'rm', '--', hold]);
+  }
+});
+
+async function inWindow(userSettings, body) {
+  const server = await startServer({ vsixPath: VSIX, userSettings });
+  let workbench;
+  try {
+    // A new folder always asks for trust; on a loaded machine the dialog can take far longer than
+    // the harness's default 5 s, and an unanswered one leaves Bot Screen disabled (Restricted Mode).
+    workbench = await openWorkbench(server, { trustTimeoutMs: 120_000 });
+    await body(server, workbench.page).catch(async (err) => {
+      await screenshot(workbench.page, 'ui-image-failure').catch(() => undefined);
+      throw err;
+    });
+  } finally {
+    await workbench?.close();
+    await server.stop();
+    removeContainersOf(server.workspace);
+  }
+}
