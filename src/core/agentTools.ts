@@ -12,10 +12,10 @@
  * 5. The lease is checked again after the action (and between chunks of typed text): when control
  *    changed hands meanwhile, the result is discarded and the action reported as refused.
  * 6. A person taking control stops the running action at once, inside the sandbox: every xdotool
- *    action runs under the action runner (`stoppableArgv`), whose stdin the runner closes as soon
- *    as the lease changes (this process's transitions at once, other processes' within
- *    `CONTROL_POLL_MS`) or the tool is cancelled. Each xdotool action first releases the
- *    modifier keys, so none left down changes what it does.
+ *    action runs under the action runner (`stoppableArgv`), which kills it when its stdin gets a
+ *    byte, written as soon as the lease changes (this process's transitions at once, other
+ *    processes' within `CONTROL_POLL_MS`) or the tool is cancelled. Each xdotool action first
+ *    releases the modifier keys, so none left down changes what it does.
  *
  * Actions run one at a time, so two tool calls never interleave their input.
  */
