@@ -4,6 +4,7 @@
 // that logs each press with the X server's own timestamp (CLOCK_MONOTONIC, shared with the host).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -53,24 +54,39 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
     return { mask: Number(mask), down: down.filter(Boolean).map(Number) };
   };
 
-  /** Starts a key logger window with a unique title and gives it the focus. */
-  async function keyLogger(name: string): Promise<{ id: string; log: string; presses(): Press[] }> {
+  const followers: Array<{ kill(): void }> = [];
+
+  /** Gives the window the focus, as a click of the agent would. */
+  async function focus(id: string): Promise<void> {
+    inSandbox('xdotool', 'windowactivate', id);
+    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === id, 10_000, `window ${id} to have the focus`);
+  }
+
+  /**
+   * Starts a key logger window with a unique title and gives it the focus. Its log is followed as
+   * it grows (one `tail -F` stream, not a poll), so the test sees presses within milliseconds.
+   */
+  async function keyLogger(name: string): Promise<{ id: string; presses: Press[] }> {
     const title = `${name}-${tag}`;
     const log = `/tmp/keylog-${title}`;
+    sh('docker', ['exec', '-u', 'pn', container, 'touch', log]);
     sh('docker', ['exec', '-d', '-u', 'pn', container, 'env', ...display, 'python3', '-c', KEYLOG, title, log]);
+    const presses: Press[] = [];
+    const tail = spawn('docker', ['exec', container, 'tail', '-n', '+1', '-F', log], { stdio: ['ignore', 'pipe', 'ignore'] });
+    followers.push(tail);
+    let partial = '';
+    tail.stdout.setEncoding('utf8').on('data', (text: string) => {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines.filter(Boolean)) {
+        const [time, key, state] = line.split(' ');
+        presses.push({ time: Number(time), key, state: Number(state) });
+      }
+    });
     let id = '';
     await waitFor(() => (id = inSandbox('xdotool', 'search', '--onlyvisible', '--name', `^${title}$`).trim().split('\n')[0]) !== '', 30_000, `window ${title}`);
-    inSandbox('xdotool', 'windowactivate', id);
-    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === id, 10_000, `${title} to have the focus`);
-    const presses = () =>
-      sh('docker', ['exec', container, 'cat', log])
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => {
-          const [time, key, state] = line.split(' ');
-          return { time: Number(time), key, state: Number(state) };
-        });
-    return { id, log, presses };
+    await focus(id);
+    return { id, presses };
   }
 
   const done = (result: ActionResult, what: string) => assert.equal(result.status, 'done', `${what}: ${JSON.stringify(result)}`);
@@ -83,6 +99,7 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
   });
 
   after(async () => {
+    followers.forEach((f) => f.kill());
     sockets.forEach((s) => s.destroy());
     await listener?.close();
     await controller.stop().catch(() => undefined);
@@ -109,9 +126,11 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
 
       const key = Buffer.from([4, 1, 0, 0, 0, 0, 0, 0]);
       key.writeUInt32BE(CONTROL_L, 4);
+      // The button goes down on the logger's own window, which keeps the focus.
+      const geometry = Object.fromEntries(inSandbox('xdotool', 'getwindowgeometry', '--shell', logger.id).trim().split('\n').map((l) => l.split('=')));
       const pointer = Buffer.from([5, 1, 0, 0, 0, 0]);
-      pointer.writeUInt16BE(300, 2);
-      pointer.writeUInt16BE(200, 4);
+      pointer.writeUInt16BE(Number(geometry.X) + 20, 2);
+      pointer.writeUInt16BE(Number(geometry.Y) + 20, 4);
       socket.write(Buffer.concat([key, pointer]));
       await waitFor(() => (xState().mask & (CONTROL_MASK | BUTTON1_MASK)) === (CONTROL_MASK | BUTTON1_MASK), 10_000, 'Ctrl and button 1 down on the screen');
       const handedBackAt = Date.now();
@@ -120,9 +139,10 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
       console.log(`# hand back to Ctrl and button 1 released on the screen: ${took} ms (polled)`);
       assert.ok(Date.now() - handedBackAt < 10_000);
 
+      await focus(logger.id);
       done(await runner.perform('type', { text: 'w' }), 'type w');
-      await waitFor(() => logger.presses().some((p) => p.key === 'w'), 10_000, 'the w to arrive');
-      const w = logger.presses().filter((p) => p.key === 'w');
+      await waitFor(() => logger.presses.some((p) => p.key === 'w'), 10_000, 'the w to arrive');
+      const w = logger.presses.filter((p) => p.key === 'w');
       assert.equal(w.length, 1);
       assert.equal(w[0].state & CONTROL_MASK, 0, 'w arrived without Ctrl');
       assert.notEqual(inSandbox('xdotool', 'search', '--name', `^held-${tag}$`).trim(), '', 'the window did not close');
@@ -136,8 +156,8 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
     inSandbox('xdotool', 'keydown', 'Control_L');
     assert.equal(xState().mask & CONTROL_MASK, CONTROL_MASK, 'Ctrl is down');
     done(await runner.perform('type', { text: 'w' }), 'type w');
-    await waitFor(() => logger.presses().some((p) => p.key === 'w'), 10_000, 'the w to arrive');
-    assert.deepEqual(logger.presses().filter((p) => p.key === 'w').map((p) => p.state & CONTROL_MASK), [0], 'w without Ctrl');
+    await waitFor(() => logger.presses.some((p) => p.key === 'w'), 10_000, 'the w to arrive');
+    assert.deepEqual(logger.presses.filter((p) => p.key === 'w').map((p) => p.state & CONTROL_MASK), [0], 'w without Ctrl');
     assert.notEqual(inSandbox('xdotool', 'search', '--name', `^stale-${tag}$`).trim(), '', 'the window did not close');
     done(await runner.perform('key', { chord: 'ctrl+w' }), 'a real ctrl+w');
     await waitFor(() => inSandbox('xdotool', 'search', '--name', `^stale-${tag}$`).trim() === '', 10_000, 'a chord the agent asks for still works');
@@ -153,8 +173,18 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
       const startedAt = monotonicMs();
       const typing = runner.perform('type', { text: 'a'.repeat(5000) });
       // Take control 300 ms after the first character reached the screen.
-      await waitFor(() => logger.presses().length > 0, 30_000, 'typing to begin');
-      const first = logger.presses()[0];
+      await new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          if (logger.presses.length > 0) {
+            clearInterval(timer);
+            resolve();
+          } else if (monotonicMs() - startedAt > 60_000) {
+            clearInterval(timer);
+            reject(new Error('typing never began'));
+          }
+        }, 2);
+      });
+      const first = logger.presses[0];
       assert.ok(xDiff(first.time, startedAt) >= 0 && xDiff(first.time, monotonicMs()) <= 0, 'the X server and this test share the monotonic clock');
       const wait = 300 - xDiff(monotonicMs(), first.time);
       await new Promise((r) => setTimeout(r, Math.max(0, wait)));
@@ -166,12 +196,14 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
         assert.equal((result as { discarded: boolean }).discarded, true);
         assert.match((result as { progress?: string }).progress ?? '', /typed .* of 5000 characters before control changed hands/);
         await new Promise((r) => setTimeout(r, 1500)); // anything still on its way arrives meanwhile
-        const presses = logger.presses();
+        const presses = logger.presses;
         const last = presses.at(-1)!;
         const lastAfter = xDiff(last.time, takenAt);
         const before = presses.filter((p) => xDiff(p.time, takenAt) <= 0).length;
-        console.log(`# take control ${who}: ${presses.length} characters arrived (${before} before the take-over), the last ${lastAfter} ms after it`);
-        assert.ok(before > 5, 'typing was under way when control was taken');
+        const justBefore = presses.filter((p) => xDiff(p.time, takenAt) <= 0 && xDiff(p.time, takenAt) > -100).length;
+        console.log(`# take control ${who} ${xDiff(takenAt, first.time)} ms after the first character: ${presses.length} characters arrived ` +
+          `(${before} before the take-over, ${justBefore} in the 100 ms before it), the last ${lastAfter} ms after it`);
+        assert.ok(justBefore > 0, 'characters were arriving when control was taken (the take-over landed mid-typing)');
         assert.ok(presses.length < 5000, 'typing stopped');
         assert.ok(lastAfter <= 100, `the last character arrived ${lastAfter} ms after control was taken (at most 100)`);
         assert.equal(sh('docker', ['exec', container, 'pgrep', '-x', 'xdotool']).trim(), '', 'no xdotool runs on in the sandbox');
