@@ -203,8 +203,8 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
         const justBefore = presses.filter((p) => xDiff(p.time, takenAt) <= 0 && xDiff(p.time, takenAt) > -100).length;
         console.log(`# take control ${who} ${xDiff(takenAt, first.time)} ms after the first character: ${presses.length} characters arrived ` +
           `(${before} before the take-over, ${justBefore} in the 100 ms before it), the last ${lastAfter} ms after it`);
-        assert.ok(justBefore > 0, 'characters were arriving when control was taken (the take-over landed mid-typing)');
-        assert.ok(presses.length < 5000, 'typing stopped');
+        // The first xdotool run types 1,000 characters, 12 s at least: it was still running.
+        assert.ok(before > 0 && presses.length < 1000, 'control was taken in the middle of the first run, which stopped');
         assert.ok(lastAfter <= 100, `the last character arrived ${lastAfter} ms after control was taken (at most 100)`);
         assert.equal(sh('docker', ['exec', container, 'pgrep', '-x', 'xdotool']).trim(), '', 'no xdotool runs on in the sandbox');
         assert.deepEqual(xState().down, [], 'no key stays down (it would auto-repeat into the person\'s window)');
