@@ -4,6 +4,7 @@ import type { Control } from './control';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
 import { RfbPump } from './core/pump';
+import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
 import { ScreenError } from './core/problem';
@@ -47,7 +48,12 @@ export class ScreenWebview implements vscode.Disposable {
         }
         this.post({ type: 'status', status: statusView(status, inEditor) });
       }),
-      control.onDidChange(() => this.postControl()),
+      control.onDidChange(() => {
+        if (!this.holdsControl()) {
+          this.releaseHeld();
+        }
+        this.postControl();
+      }),
     );
   }
 
@@ -68,8 +74,9 @@ export class ScreenWebview implements vscode.Disposable {
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
   dispose(): void {
-    this.closeRelay('');
+    this.releaseHeld(); // before the hand back: the agent's next action finds nothing pressed
     this.control.handBack(this.viewerId);
+    this.closeRelay('');
     vscode.Disposable.from(...this.disposables).dispose();
   }
 
@@ -146,6 +153,15 @@ export class ScreenWebview implements vscode.Disposable {
     }
   }
 
+  /** Control ended for this viewer: the keys and buttons it held are released on the screen. */
+  private releaseHeld(): void {
+    if (this.relay && this.gate) {
+      for (const bytes of this.gate.release().forward) {
+        this.relay.stdin.write(bytes);
+      }
+    }
+  }
+
   private postControl(): void {
     const lease = this.control.current;
     const mine = this.control.viewerHolds(this.viewerId);
@@ -157,11 +173,12 @@ export class ScreenWebview implements vscode.Disposable {
     if (!relay) {
       return;
     }
+    const releases = this.gate?.release().forward ?? [];
     this.relay = undefined;
     this.gate = undefined;
     this.pump?.dispose();
     this.pump = undefined;
-    relay.kill();
+    endRelay(relay, releases);
     this.post({ type: 'closed', reason });
   }
 

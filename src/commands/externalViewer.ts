@@ -22,6 +22,8 @@ export function registerExternalViewerCommands(ctx: Ctx): void {
     }
   };
   ctx.own(ctx.controller.onStatus((status) => status.state !== 'running' && void close()));
+  // Keys and buttons the external viewer held are released as soon as it no longer holds control.
+  ctx.own(ctx.control.onDidChange(() => !ctx.control.viewerHolds(viewerId) && listener?.releaseHeld()));
   ctx.own({ dispose: () => void close() });
 
   ctx.registerCommand('botScreen.connectExternalViewer', async () => {

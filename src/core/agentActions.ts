@@ -8,17 +8,21 @@
  *   a positional parameter of a fixed script), so no character in them has a meaning.
  * - Coordinates are checked against the screen's actual size (see `pointerSteps`).
  */
+import ACTION_SCRIPT from './action.py';
 import SCREENSHOT_SCRIPT from './screenshot.py';
 import type { Geometry } from './validate';
 
-export { SCREENSHOT_SCRIPT };
+export { ACTION_SCRIPT, SCREENSHOT_SCRIPT };
 
 export const MAX_TEXT_LENGTH = 10_000;
 export const MAX_URL_LENGTH = 8_192;
 export const MAX_WAIT_SECONDS = 30;
 export const MAX_SCROLL_AMOUNT = 50;
-/** Characters per `xdotool type` run; the lease is checked between runs. */
-export const TYPE_CHUNK = 200;
+/**
+ * Characters per `xdotool type` run (12 s at most). A take-over stops a run at once (see
+ * action.py), so runs need not be short; each one costs an exec, and keeps its timeout bounded.
+ */
+export const TYPE_CHUNK = 1000;
 /** Milliseconds between typed characters (`xdotool type --delay`). */
 export const TYPE_DELAY_MS = 12;
 /** A screenshot larger than this (base64 text from the sandbox) is refused. */
@@ -450,6 +454,33 @@ export function typeArgv(chunk: string): string[] {
 
 export function keyArgv(chord: string): string[] {
   return ['xdotool', 'key', '--', chord];
+}
+
+/**
+ * Released (`xdotool keyup`) at the start of every xdotool action: a modifier left down (by a
+ * viewer, or by an action stopped halfway) must never change what the agent does; with Ctrl
+ * still down, typing `w` closes a window. A key that is up stays up; one held through a viewer
+ * is released too (the X server's key state is shared). The keysyms of every modifier of
+ * Xvnc's keymap, Lock keys aside.
+ */
+export const CLEARED_MODIFIERS: readonly string[] = [
+  'Shift_L', 'Shift_R', 'Control_L', 'Control_R', 'Alt_L', 'Alt_R', 'Meta_L', 'Super_L', 'Super_R', 'ISO_Level3_Shift',
+];
+
+/** Exit status of the action runner when the action was stopped (see action.py). */
+export const ACTION_STOPPED = 124;
+
+/**
+ * The argv that carries out an xdotool action so that it can be stopped at once: the modifiers
+ * are released first (a `keyup` chained into the same xdotool run), and the whole runs under the
+ * action runner (action.py), which kills it inside the sandbox as soon as its stdin sees a byte
+ * or its end, then releases whatever keys and buttons the killed xdotool held.
+ */
+export function stoppableArgv(argv: readonly string[]): string[] {
+  if (argv[0] !== 'xdotool' || argv.length < 2) {
+    throw new TypeError('only an xdotool action can run stoppable');
+  }
+  return ['python3', '-c', ACTION_SCRIPT, 'xdotool', 'keyup', ...CLEARED_MODIFIERS, ...argv.slice(1)];
 }
 
 /** The browser profile lives in the desktop user's home (not /tmp, a tmpfs emptied on stop). */

@@ -11,10 +11,16 @@
  *    machine for a sandbox placement), as the desktop user, with the screen's DISPLAY/XAUTHORITY.
  * 5. The lease is checked again after the action (and between chunks of typed text): when control
  *    changed hands meanwhile, the result is discarded and the action reported as refused.
+ * 6. A person taking control stops the running action at once, inside the sandbox: every xdotool
+ *    action runs under the action runner (`stoppableArgv`), which kills it when its stdin gets a
+ *    byte, written as soon as the lease changes (this process's transitions at once, other
+ *    processes' within `CONTROL_POLL_MS`) or the tool is cancelled. Each xdotool action first
+ *    releases the modifier keys, so none left down changes what it does.
  *
  * Actions run one at a time, so two tool calls never interleave their input.
  */
 import {
+  ACTION_STOPPED,
   ActionInputError,
   keyArgv,
   openUrlArgv,
@@ -22,6 +28,7 @@ import {
   parseScreenshotOutput,
   pointerArgv,
   screenshotArgv,
+  stoppableArgv,
   typeArgv,
   typeChunks,
   TYPE_DELAY_MS,
@@ -35,7 +42,7 @@ import { HumanHasControlError, type Lease } from './lease';
 import type { Logger } from './logger';
 import type { Placement } from './placement';
 import { ScreenError, type Problem } from './problem';
-import { run, type RunResult } from './runner';
+import { run, runStoppable, type RunResult } from './runner';
 import type { Sandbox } from './sandbox';
 import type { ScreenStatus } from './screen';
 import { parseGeometry, type Geometry } from './validate';
@@ -53,6 +60,8 @@ export interface ScreenAccess {
 export interface LeaseGate {
   assertAgentMayAct(): Lease;
   assertAgentStillActs(start: Lease): Lease;
+  /** Called after every transition this process makes; returns the unsubscribe. */
+  onTransition?(listener: () => void): () => void;
 }
 
 export type ActionResult =
@@ -74,11 +83,15 @@ export type ActionResult =
   | { readonly status: 'cancelled' };
 
 export interface ActionOptions {
-  /** Aborts a wait, and stops typing between chunks. */
+  /** Aborts a wait, and stops a running action. */
   readonly signal?: AbortSignal;
 }
 
 const EXEC_TIMEOUT_MS = 20_000;
+/** How often a running action reads the lease, for a take-over by another process (window). */
+const CONTROL_POLL_MS = 20;
+/** After the stop, how long the sandbox may take to end the action before its exec client is killed. */
+const STOP_GRACE_MS = 1000;
 
 export class AgentActionRunner {
   private queue: Promise<unknown> = Promise.resolve();
@@ -142,6 +155,37 @@ export class AgentActionRunner {
     const display = displayEnv(screen);
     const exec = (argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs = EXEC_TIMEOUT_MS): Promise<RunResult> =>
       run(sandbox.exec(withEnv(env, argv), { interactive: false }), { timeoutMs });
+    /**
+     * Runs an xdotool action, stopped at once if control changes hands (then this throws
+     * `HumanHasControlError`) or the tool is cancelled (then it returns false).
+     */
+    const xdotool = async (what: string, argv: readonly string[], timeoutMs = EXEC_TIMEOUT_MS): Promise<boolean> => {
+      if (options.signal?.aborted) {
+        return false;
+      }
+      const running = runStoppable(sandbox.exec(withEnv(display, stoppableArgv(argv)), { interactive: true }), { timeoutMs, stopGraceMs: STOP_GRACE_MS });
+      let stopped = false;
+      const unwatch = this.watch(start, options.signal, () => {
+        stopped = true;
+        running.stop();
+      });
+      let result: RunResult;
+      try {
+        result = await running.result;
+      } finally {
+        unwatch();
+      }
+      if (stopped) {
+        this.lease.assertAgentStillActs(start);
+        return false;
+      }
+      if (result.exitCode === ACTION_STOPPED) {
+        // Stopped by no one here: its exec client died. It did not finish.
+        throw new ActionFailed(what, 'the action was stopped in the sandbox');
+      }
+      must(what, result);
+      return true;
+    };
     // Control may have changed hands while the screen started.
     this.lease.assertAgentStillActs(start);
     this.screen.noteActivity();
@@ -163,32 +207,34 @@ export class AgentActionRunner {
           }
           const argv = pointerArgv(action, size);
           this.lease.assertAgentStillActs(start);
-          must(action.kind, await exec(argv, display));
-          return { status: 'done', action, where, size };
+          return (await xdotool(action.kind, argv)) ? { status: 'done', action, where, size } : { status: 'cancelled' };
         }
         case 'type': {
           const chunks = typeChunks(action.text);
+          const total = Array.from(action.text).length;
           let typed = 0;
-          for (const [index, chunk] of chunks.entries()) {
-            if (index > 0) {
-              try {
-                this.lease.assertAgentStillActs(start);
-              } catch (err) {
-                return refusedOrThrow(err, true, `typed ${typed} of ${Array.from(action.text).length} characters before control changed hands`);
-              }
-              if (options.signal?.aborted) {
-                return { status: 'cancelled' };
-              }
-            }
+          for (const chunk of chunks) {
             const points = Array.from(chunk).length;
-            must('typing', await exec(typeArgv(chunk), display, EXEC_TIMEOUT_MS + points * TYPE_DELAY_MS * 4));
+            let finished: boolean;
+            let begun = false;
+            try {
+              this.lease.assertAgentStillActs(start);
+              begun = true;
+              finished = await xdotool('typing', typeArgv(chunk), EXEC_TIMEOUT_MS + points * TYPE_DELAY_MS * 4);
+            } catch (err) {
+              // Stopped inside a chunk: some of it arrived, how much is not known.
+              const count = !begun ? String(typed) : typed === 0 ? `at most ${points}` : `${typed} to ${typed + points}`;
+              return refusedOrThrow(err, true, `typed ${count} of ${total} characters before control changed hands; the rest was not typed`);
+            }
+            if (!finished) {
+              return { status: 'cancelled' };
+            }
             typed += points;
           }
           return { status: 'done', action, where };
         }
         case 'key':
-          must('pressing keys', await exec(keyArgv(action.chord), display));
-          return { status: 'done', action, where };
+          return (await xdotool('pressing keys', keyArgv(action.chord))) ? { status: 'done', action, where } : { status: 'cancelled' };
         case 'openUrl':
           // The whole session env (D-Bus, XDG dirs) so the browser behaves as if started from the desktop.
           must('opening the browser', await exec(openUrlArgv(action.url), screen.env));
@@ -197,6 +243,37 @@ export class AgentActionRunner {
     } finally {
       this.screen.noteActivity();
     }
+  }
+
+  /**
+   * Calls `stop` once, as soon as control changes hands after `start` (this process's transitions
+   * at once, other processes' within CONTROL_POLL_MS) or `signal` aborts. Returns the unwatch.
+   */
+  private watch(start: Lease, signal: AbortSignal | undefined, stop: () => void): () => void {
+    let watching = true;
+    const end = () => {
+      watching = false;
+      clearInterval(timer);
+      unsubscribe?.();
+      signal?.removeEventListener('abort', fire);
+    };
+    const fire = () => {
+      if (watching) {
+        end();
+        stop();
+      }
+    };
+    const check = () => {
+      try {
+        this.lease.assertAgentStillActs(start);
+      } catch {
+        fire();
+      }
+    };
+    const unsubscribe = this.lease.onTransition?.(check);
+    const timer = setInterval(check, CONTROL_POLL_MS);
+    signal?.addEventListener('abort', fire, { once: true });
+    return end;
   }
 
   /** The running screen, started on demand under a sandbox placement; else why not. */

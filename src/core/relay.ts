@@ -1,5 +1,6 @@
 import RELAY_SOURCE from './relay.py';
 import type { Command } from './command';
+import type { StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
 
 export { RELAY_SOURCE };
@@ -7,4 +8,28 @@ export { RELAY_SOURCE };
 /** The in-sandbox relay between the exec stream's stdio and the screen's unix socket. */
 export function rfbRelayCommand(sandbox: Sandbox, socketPath: string): Command {
   return sandbox.exec(['python3', '-c', RELAY_SOURCE, socketPath], { interactive: true });
+}
+
+/** How long a relay ended with last bytes may take to deliver them before it is killed. */
+const END_GRACE_MS = 2000;
+
+/**
+ * Ends a viewer's relay. Without `last` it is killed at once. With `last` (the releases of keys
+ * and buttons the viewer held) they are written and stdin is closed, so the relay delivers them
+ * to Xvnc before it hangs up (a killed exec client can lose what it had not sent yet); it is
+ * killed anyway if it has not ended within a grace period.
+ */
+export function endRelay(relay: StreamProcess, last: readonly Uint8Array[]): void {
+  if (last.length === 0) {
+    relay.kill();
+    return;
+  }
+  for (const bytes of last) {
+    relay.stdin.write(bytes);
+  }
+  relay.stdin.end();
+  relay.stdout.resume(); // nobody reads it any more: never let the relay block on a full pipe
+  const timer = setTimeout(() => relay.kill(), END_GRACE_MS);
+  timer.unref?.();
+  void relay.exited.then(() => clearTimeout(timer));
 }

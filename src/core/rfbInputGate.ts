@@ -21,11 +21,23 @@
  *   the gate and for every server alike;
  * - anything else (an unknown message type or QEMU subtype, an unsupported protocol version or
  *   security type, an extended clipboard message shorter than its 4-byte flags) closes the
- *   stream: `close` carries the reason and nothing more is ever forwarded.
+ *   stream: `close` carries the reason and nothing more is ever forwarded (the releases of
+ *   what the viewer held go out just before it);
+ * - keys and buttons are never left pressed when control ends: the gate remembers every key
+ *   (KeyEvent by keysym, QEMU key event by keycode) and the pointer's button mask and position
+ *   that passed, and when this viewer loses control it sends their releases itself (KeyEvent or
+ *   QEMU key event with down=0 for each held key, most recent first, then a PointerEvent with
+ *   mask 0 at the last position). That happens when the owner calls `release()` (control changed
+ *   hands, the viewer closes), before the first input message dropped for want of control, and
+ *   before a close. Releases go out between whole messages, never inside a streamed SetEncodings.
+ *   No one else would send them: noVNC sends nothing once view-only, and Xvnc releases a client's
+ *   keys when it disconnects but never its buttons. At most `MAX_HELD_KEYS` keys are held: a
+ *   press beyond that is dropped, as a key the gate could not release must not go down.
  *
  * Decisions are taken per message, never per chunk: for any fragmentation of the same stream the
  * concatenated forwarded bytes (and the close reason) are the same. Memory held at any time is at
- * most max(maxClipboard + 8, 8 + 16 * 255) bytes plus a few constants (`bufferedBytes`).
+ * most max(maxClipboard + 8, 8 + 16 * 255) bytes plus a few constants (`bufferedBytes`), plus the
+ * releases of at most `MAX_HELD_KEYS` held keys.
  */
 
 export const DEFAULT_MAX_CLIPBOARD = 256 * 1024;
@@ -46,6 +58,9 @@ export enum RfbClientMessage {
   SetDesktopSize = 251,
   QemuClientMessage = 255,
 }
+
+/** More keys than any keyboard can hold down at once (X has 248 keycodes). */
+export const MAX_HELD_KEYS = 256;
 
 /** Message types that are someone's hands on the screen. */
 export const RFB_INPUT_TYPES: ReadonlySet<number> = new Set([4, 5, 6, 251, 255]);
@@ -123,6 +138,14 @@ export class RfbInputGate {
   private closeReason: string | undefined;
   private out: Uint8Array[] = [];
   private outBytes = 0;
+  /** Keys down on the server through this gate: identity to the message that releases it. */
+  private readonly heldKeys = new Map<string, Uint8Array>();
+  /** The button mask and position of the last PointerEvent that passed. */
+  private buttons = 0;
+  private pointerX = 0;
+  private pointerY = 0;
+  /** `release()` came while a SetEncodings was streaming: release when it ends. */
+  private releasePending = false;
 
   constructor(
     private readonly mayInput: () => boolean,
@@ -143,6 +166,25 @@ export class RfbInputGate {
   /** The close reason once the stream has been refused. */
   get closed(): string | undefined {
     return this.closeReason;
+  }
+
+  /** Keys and buttons this viewer holds down on the server right now. */
+  get held(): { readonly keys: number; readonly buttons: number } {
+    return { keys: this.heldKeys.size, buttons: this.buttons };
+  }
+
+  /**
+   * Control ended for this viewer (or it is closing): the releases of every key and button it
+   * holds, to write to the server now, after everything `push` returned. Empty when nothing is
+   * held or the stream was closed (releases went out before the close).
+   */
+  release(): RfbGateOutput {
+    if (this.phase === 'encodings') {
+      this.releasePending = true; // inside a streamed message: at its end
+    } else if (this.phase !== 'closed') {
+      this.emitReleases();
+    }
+    return this.flush();
   }
 
   push(chunk: Uint8Array): RfbGateOutput {
@@ -326,8 +368,70 @@ export class RfbInputGate {
 
   private complete(message: Uint8Array): void {
     this.phase = 'type';
-    if (!RFB_INPUT_TYPES.has(message[0]) || this.askMayInput()) {
+    if (!RFB_INPUT_TYPES.has(message[0])) {
       this.emit(message);
+    } else if (this.askMayInput()) {
+      if (this.track(message)) {
+        this.emit(message);
+      }
+    } else {
+      this.emitReleases(); // control ended: let go of what this viewer held before dropping more
+    }
+  }
+
+  /** Records what an input message presses or releases; false for a press that cannot be tracked. */
+  private track(message: Uint8Array): boolean {
+    let id: string;
+    let down: boolean;
+    switch (message[0]) {
+      case RfbClientMessage.KeyEvent:
+        id = `k${readU32(message, 4)}`;
+        down = message[1] !== 0;
+        break;
+      case RfbClientMessage.QemuClientMessage: {
+        // Xvnc presses the keycode when there is one, else the keysym (as a KeyEvent would).
+        const keycode = readU32(message, 8);
+        id = keycode !== 0 ? `q${keycode}` : `k${readU32(message, 4)}`;
+        down = ((message[2] << 8) | message[3]) !== 0;
+        break;
+      }
+      case RfbClientMessage.PointerEvent:
+        this.buttons = message[1];
+        this.pointerX = (message[2] << 8) | message[3];
+        this.pointerY = (message[4] << 8) | message[5];
+        return true;
+      default:
+        return true;
+    }
+    if (!down) {
+      this.heldKeys.delete(id);
+      return true;
+    }
+    if (!this.heldKeys.has(id) && this.heldKeys.size >= MAX_HELD_KEYS) {
+      return false;
+    }
+    const up = message.slice();
+    if (up[0] === RfbClientMessage.KeyEvent) {
+      up[1] = 0;
+    } else {
+      up[2] = 0;
+      up[3] = 0;
+    }
+    this.heldKeys.delete(id); // a repeat moves it to the end: the most recent is released first
+    this.heldKeys.set(id, up);
+    return true;
+  }
+
+  /** Emits the releases of everything held (most recent key first, then the buttons) and forgets it. */
+  private emitReleases(): void {
+    this.releasePending = false;
+    for (const up of [...this.heldKeys.values()].reverse()) {
+      this.emit(up);
+    }
+    this.heldKeys.clear();
+    if (this.buttons !== 0) {
+      this.buttons = 0;
+      this.emit(Uint8Array.of(RfbClientMessage.PointerEvent, 0, this.pointerX >> 8, this.pointerX & 0xff, this.pointerY >> 8, this.pointerY & 0xff));
     }
   }
 
@@ -368,10 +472,15 @@ export class RfbInputGate {
       this.leadingExtendedMouse = 0;
       this.previousEncoding = undefined;
       this.phase = 'type';
+      if (this.releasePending) {
+        this.emitReleases();
+      }
     }
   }
 
   private fail(reason: string): void {
+    // Always between messages here (never inside a streamed one): the releases go out whole.
+    this.emitReleases();
     this.closeReason = reason;
     this.phase = 'closed';
     this.message = undefined;

@@ -27,6 +27,10 @@ export async function run(cmd: Command, options: RunOptions): Promise<RunResult>
     stripFinalNewline: false,
     env: { LC_ALL: 'C' },
   });
+  return runResult(result);
+}
+
+function runResult(result: { exitCode?: number; stdout?: unknown; stderr?: unknown; timedOut: boolean }): RunResult {
   const code = (result as { code?: unknown }).code;
   return {
     exitCode: result.timedOut ? undefined : result.exitCode,
@@ -34,6 +38,39 @@ export async function run(cmd: Command, options: RunOptions): Promise<RunResult>
     stderr: String(result.stderr ?? ''),
     timedOut: result.timedOut,
     spawnError: typeof code === 'string' && result.exitCode === undefined ? code : undefined,
+  };
+}
+
+/** A command that can be told to stop (see `runStoppable`). */
+export interface StoppableRun {
+  readonly result: Promise<RunResult>;
+  /**
+   * Closes the command's stdin: a command that watches it (the in-sandbox action runner) stops
+   * at once. The local process is killed as well if it has not ended `stopGraceMs` later.
+   */
+  stop(): void;
+}
+
+/** Like `run`, with stdin kept open (and empty) until `stop()` closes it. */
+export function runStoppable(cmd: Command, options: { readonly timeoutMs: number; readonly stopGraceMs: number }): StoppableRun {
+  const child = execa(cmd.command, [...cmd.args], {
+    reject: false,
+    timeout: options.timeoutMs,
+    stdin: 'pipe',
+    stripFinalNewline: false,
+    env: { LC_ALL: 'C' },
+  });
+  child.stdin.on('error', () => undefined); // it may have exited already
+  let timer: NodeJS.Timeout | undefined;
+  const result = child.then(runResult).finally(() => clearTimeout(timer));
+  return {
+    result,
+    stop: () => {
+      if (timer === undefined) {
+        child.stdin.end('\n'); // a byte reaches the far end sooner than the end of the stream
+        timer = setTimeout(() => child.kill('SIGKILL'), options.stopGraceMs);
+      }
+    },
   };
 }
 

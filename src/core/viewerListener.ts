@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { endRelay } from './relay';
 import { RfbInputGate } from './rfbInputGate';
 import type { StreamProcess } from './runner';
 
@@ -6,6 +7,8 @@ export interface ViewerListener {
   readonly port: number;
   /** Connections open right now. */
   connections(): number;
+  /** Control ended for this listener's viewer: every connection lets go of the keys and buttons it held. */
+  releaseHeld(): void;
   close(): Promise<void>;
 }
 
@@ -15,7 +18,7 @@ export interface ViewerListener {
  * listener's viewer holds control). Binds 127.0.0.1 only.
  */
 export function listenForViewers(openRelay: () => StreamProcess, mayInput: () => boolean): Promise<ViewerListener> {
-  const open = new Set<{ socket: Socket; relay: StreamProcess }>();
+  const open = new Set<{ socket: Socket; relay: StreamProcess; gate: RfbInputGate }>();
   const server: Server = createServer((socket) => {
     let relay: StreamProcess;
     try {
@@ -24,12 +27,12 @@ export function listenForViewers(openRelay: () => StreamProcess, mayInput: () =>
       socket.destroy();
       return;
     }
-    const entry = { socket, relay };
-    open.add(entry);
     const gate = new RfbInputGate(mayInput);
+    const entry = { socket, relay, gate };
+    open.add(entry);
     const finish = () => {
       if (open.delete(entry)) {
-        relay.kill();
+        endRelay(relay, gate.release().forward);
         socket.destroy();
       }
     };
@@ -55,11 +58,18 @@ export function listenForViewers(openRelay: () => StreamProcess, mayInput: () =>
       resolve({
         port,
         connections: () => open.size,
+        releaseHeld: () => {
+          for (const { relay, gate } of open) {
+            for (const bytes of gate.release().forward) {
+              relay.stdin.write(bytes);
+            }
+          }
+        },
         close: () =>
           new Promise<void>((done) => {
             for (const entry of [...open]) {
               open.delete(entry);
-              entry.relay.kill();
+              endRelay(entry.relay, entry.gate.release().forward);
               entry.socket.destroy();
             }
             server.close(() => done());

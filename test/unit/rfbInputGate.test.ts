@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
-import { DEFAULT_MAX_CLIPBOARD, RfbInputGate, type RfbInputGateOptions } from '../../src/core/rfbInputGate';
+import { DEFAULT_MAX_CLIPBOARD, MAX_HELD_KEYS, RfbInputGate, type RfbInputGateOptions } from '../../src/core/rfbInputGate';
 
 // ---------------------------------------------------------------------------------------------
 // noVNC's own message encoders (RFB.messages from node_modules/@novnc/novnc/core/rfb.js), loaded
@@ -186,8 +186,59 @@ function scripted(pattern: (call: number) => boolean) {
   return { mayInput, calls: () => calls };
 }
 
+/**
+ * What a viewer holds down on the server, from the input messages that reached it, and the
+ * releases the gate owes when control ends: each held key's own message with down=0, the most
+ * recently pressed first, then a PointerEvent with mask 0 where the pointer last was.
+ */
+class HeldModel {
+  private readonly keys = new Map<string, Buffer>();
+  private buttons = 0;
+  private at = [0, 0];
+
+  passed(message: Uint8Array): void {
+    const m = Buffer.from(message);
+    if (m[0] === 5) {
+      this.buttons = m[1];
+      this.at = [m.readUInt16BE(2), m.readUInt16BE(4)];
+      return;
+    }
+    let id: string;
+    let down: boolean;
+    const up = Buffer.from(m);
+    if (m[0] === 4) {
+      id = `keysym ${m.readUInt32BE(4)}`;
+      down = m[1] !== 0;
+      up[1] = 0;
+    } else if (m[0] === 255) {
+      id = m.readUInt32BE(8) ? `keycode ${m.readUInt32BE(8)}` : `keysym ${m.readUInt32BE(4)}`;
+      down = m.readUInt16BE(2) !== 0;
+      up.writeUInt16BE(0, 2);
+    } else {
+      return;
+    }
+    this.keys.delete(id);
+    if (down) this.keys.set(id, up);
+  }
+
+  releases(): Uint8Array[] {
+    const out: Uint8Array[] = [...this.keys.values()].reverse();
+    if (this.buttons !== 0) {
+      const pointer = Buffer.alloc(6);
+      pointer[0] = 5;
+      pointer.writeUInt16BE(this.at[0], 2);
+      pointer.writeUInt16BE(this.at[1], 4);
+      out.push(pointer);
+    }
+    this.keys.clear();
+    this.buttons = 0;
+    return out;
+  }
+}
+
 function expected(c: Case, pattern: (call: number) => boolean): { bytes: Buffer; close?: RegExp; calls: number } {
   const out: Uint8Array[] = [];
+  const held = new HeldModel();
   let calls = 0;
   for (const part of c.parts) {
     switch (part.kind) {
@@ -196,11 +247,17 @@ function expected(c: Case, pattern: (call: number) => boolean): { bytes: Buffer;
         out.push(part.out);
         break;
       case 'input':
-        if (pattern(calls++)) out.push(part.bytes);
+        if (pattern(calls++)) {
+          held.passed(part.bytes);
+          out.push(part.bytes);
+        } else {
+          out.push(...held.releases()); // control ended: what it held is released before the drop
+        }
         break;
       case 'oversize':
         break;
       case 'close':
+        out.push(...held.releases());
         return { bytes: Buffer.concat(out), close: part.reason, calls };
     }
   }
@@ -544,7 +601,8 @@ test('the decision is taken when the message completes, not when it starts', () 
   assert.deepEqual(Buffer.concat(gate.push(key.subarray(3)).forward), Buffer.from(key));
   assert.deepEqual(gate.push(key.subarray(0, 7)).forward, []);
   allow = false;
-  assert.deepEqual(gate.push(key.subarray(7)).forward, [], 'control lost before the last byte: dropped whole');
+  assert.deepEqual(Buffer.concat(gate.push(key.subarray(7)).forward), Buffer.from(novnc('keyEvent', 0x61, 0)),
+    'control lost before the last byte: dropped whole, only the release of the key it held goes out');
   const pointer = novnc('pointerEvent', 1, 1, 0);
   assert.deepEqual(gate.push(pointer).forward, []);
 });
@@ -641,4 +699,172 @@ test('ExtendedMouseButtons is neutralised in SetEncodings, keeping the length', 
   assert.ok(out.equals(Buffer.from(expectedEncodings(real))));
   const list = Array.from({ length: out.readUInt16BE(2) }, (_, i) => out.readInt32BE(4 + 4 * i));
   assert.ok(!list.includes(-316));
+});
+
+// ---------------------------------------------------------------------------------------------
+// Keys and buttons are never left pressed when control ends.
+
+const CONTROL_L = 0xffe3;
+const SHIFT_L = 0xffe1;
+
+/** A gate past the handshake whose lease answers from `allow`. */
+function handshaken(allow: { value: boolean }): RfbInputGate {
+  const gate = new RfbInputGate(() => allow.value);
+  gate.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+  return gate;
+}
+
+const bytesOf = (output: { forward: Uint8Array[] }) => Buffer.concat(output.forward);
+
+/**
+ * A model of what Xvnc holds down for one client, fed with the forwarded bytes (after the
+ * handshake): keys by keysym or QEMU keycode, and the button mask. Independent of the gate.
+ */
+function serverState(stream: Buffer, handshakeLength: number): { keys: Set<string>; buttons: number } {
+  const keys = new Set<string>();
+  let buttons = 0;
+  let at = handshakeLength;
+  for (const type of messageTypes(stream, handshakeLength)) {
+    const m = stream.subarray(at);
+    if (type === 4) {
+      const id = `keysym ${m.readUInt32BE(4)}`;
+      if (m[1] !== 0) keys.add(id);
+      else keys.delete(id);
+    } else if (type === 255) {
+      const id = m.readUInt32BE(8) ? `keycode ${m.readUInt32BE(8)}` : `keysym ${m.readUInt32BE(4)}`;
+      if (m.readUInt16BE(2) !== 0) keys.add(id);
+      else keys.delete(id);
+    } else if (type === 5) {
+      buttons = m[1];
+    }
+    at += { 0: 20, 3: 10, 150: 10, 4: 8, 5: 6, 255: 12 }[type] ?? messageLength(m);
+  }
+  return { keys, buttons };
+}
+
+function messageLength(m: Buffer): number {
+  switch (m[0]) {
+    case 2: return 4 + 4 * m.readUInt16BE(2);
+    case 6: { const raw = m.readUInt32BE(4); return 8 + (raw >= 0x80000000 ? 0x100000000 - raw : raw); }
+    case 248: return 9 + m[8];
+    case 251: return 8 + 16 * m[6];
+    default: throw new Error(`type ${m[0]}`);
+  }
+}
+
+test('release(): the keys and buttons held under control are released, most recent key first, then the buttons', () => {
+  const allow = { value: true };
+  const gate = handshaken(allow);
+  const pressed = [
+    novnc('keyEvent', CONTROL_L, 1),
+    novnc('QEMUExtendedKeyEvent', SHIFT_L, true, 0x2a),
+    novnc('QEMUExtendedKeyEvent', 0x77, true, 0x11),
+    novnc('pointerEvent', 300, 200, 0b101),
+  ];
+  assert.deepEqual(bytesOf(gate.push(Buffer.concat(pressed))), Buffer.concat(pressed), 'under control all of it passes');
+  assert.deepEqual(gate.held, { keys: 3, buttons: 0b101 });
+  allow.value = false;
+  const released = bytesOf(gate.release());
+  assert.deepEqual(released, Buffer.concat([
+    novnc('QEMUExtendedKeyEvent', 0x77, false, 0x11),
+    novnc('QEMUExtendedKeyEvent', SHIFT_L, false, 0x2a),
+    novnc('keyEvent', CONTROL_L, 0),
+    novnc('pointerEvent', 300, 200, 0),
+  ]), 'noVNC\'s own release messages, at the last pointer position');
+  assert.deepEqual(gate.held, { keys: 0, buttons: 0 });
+  assert.deepEqual(gate.release().forward, [], 'released once: nothing is held any more');
+  assert.deepEqual(gate.push(novnc('keyEvent', CONTROL_L, 0)).forward, [], 'the viewer\'s own late release is dropped (nothing held)');
+  assert.deepEqual(gate.push(novnc('keyEvent', 0x61, 1)).forward, [], 'and without control nothing more passes');
+});
+
+test('only what is still held is released; nothing when nothing is held', () => {
+  const allow = { value: true };
+  const gate = handshaken(allow);
+  assert.deepEqual(gate.release().forward, [], 'a fresh gate holds nothing');
+  gate.push(Buffer.concat([
+    novnc('keyEvent', 0x61, 1), novnc('keyEvent', 0x62, 1), novnc('keyEvent', 0x61, 0),
+    novnc('keyEvent', 0x62, 1), // auto-repeat: still one key
+    novnc('pointerEvent', 10, 20, 1), novnc('pointerEvent', 11, 21, 0), novnc('pointerEvent', 12, 22, 0),
+  ]));
+  assert.deepEqual(bytesOf(gate.release()), Buffer.from(novnc('keyEvent', 0x62, 0)), 'only b; the buttons are up already');
+  // wheel clicks are press and release in one go: nothing to release afterwards
+  gate.push(Buffer.concat([novnc('pointerEvent', 5, 5, 1 << 3), novnc('pointerEvent', 5, 5, 0)]));
+  assert.deepEqual(gate.release().forward, []);
+});
+
+test('the first input dropped for want of control releases what the viewer held, then drops', () => {
+  const allow = { value: true };
+  const gate = handshaken(allow);
+  gate.push(Buffer.concat([novnc('keyEvent', CONTROL_L, 1), novnc('pointerEvent', 40, 50, 1)]));
+  allow.value = false; // control changed hands, and the owner has not called release() yet
+  assert.deepEqual(bytesOf(gate.push(novnc('keyEvent', 0x77, 1))), Buffer.concat([novnc('keyEvent', CONTROL_L, 0), novnc('pointerEvent', 40, 50, 0)]));
+  assert.deepEqual(gate.push(novnc('pointerEvent', 41, 51, 1)).forward, []);
+  assert.deepEqual(gate.release().forward, []);
+});
+
+test('release() during a streamed SetEncodings waits for its end, so no message is ever cut', () => {
+  const allow = { value: true };
+  const gate = handshaken(allow);
+  gate.push(novnc('keyEvent', CONTROL_L, 1));
+  const encodings = setEncodings([7, -316, 0, 16]);
+  const first = bytesOf(gate.push(encodings.subarray(0, 9)));
+  allow.value = false;
+  assert.deepEqual(gate.release().forward, [], 'not inside the encodings list');
+  const rest = bytesOf(gate.push(encodings.subarray(9)));
+  assert.deepEqual(Buffer.concat([first, rest]), Buffer.concat([Buffer.from(setEncodings([7, 7, 0, 16])), Buffer.from(novnc('keyEvent', CONTROL_L, 0))]));
+  assert.deepEqual(gate.release().forward, []);
+});
+
+test('a stream refused for a bad message releases what it held before it closes', () => {
+  const gate = handshaken({ value: true });
+  gate.push(Buffer.concat([novnc('keyEvent', SHIFT_L, 1), novnc('pointerEvent', 7, 8, 4)]));
+  const result = gate.push(Uint8Array.of(7, 0, 0, 0));
+  assert.match(result.close ?? '', /unknown RFB client message type 7/);
+  assert.deepEqual(bytesOf(result), Buffer.concat([novnc('keyEvent', SHIFT_L, 0), novnc('pointerEvent', 7, 8, 0)]));
+  assert.deepEqual(gate.release(), { forward: [], close: result.close }, 'closed: nothing more');
+});
+
+test(`at most ${MAX_HELD_KEYS} keys are held: a press beyond that is dropped, and every held key is released`, () => {
+  const gate = handshaken({ value: true });
+  const presses = Array.from({ length: MAX_HELD_KEYS + 50 }, (_, i) => novnc('keyEvent', 0x10000 + i, 1));
+  const passed = bytesOf(gate.push(Buffer.concat(presses)));
+  assert.equal(passed.length, 8 * MAX_HELD_KEYS);
+  assert.deepEqual(gate.push(novnc('keyEvent', 0x10000, 1)).forward.length, 1, 'a key already held repeats');
+  assert.deepEqual(bytesOf(gate.push(novnc('keyEvent', 0x10000, 0))), Buffer.from(novnc('keyEvent', 0x10000, 0)));
+  assert.equal(bytesOf(gate.push(novnc('keyEvent', 0x20000, 1))).length, 8, 'room again after a release');
+  const released = bytesOf(gate.release());
+  assert.equal(released.length, 8 * MAX_HELD_KEYS);
+  const state = serverState(Buffer.concat([Buffer.from('RFB 003.008\n\x01\x01', 'latin1'), passed, Buffer.from(novnc('keyEvent', 0x10000, 0)), Buffer.from(novnc('keyEvent', 0x20000, 1)), released]), 14);
+  assert.equal(state.keys.size, 0);
+});
+
+test('random sessions: after control ends, the server holds no key and no button, for any fragmentation', (t) => {
+  const r = prng(0x6b657973);
+  let checks = 0;
+  let holding = 0;
+  for (let round = 0; round < 300; round++) {
+    const messages: Uint8Array[] = [];
+    for (let i = 0; i < 40; i++) messages.push(randomMessage(r));
+    const stream = Buffer.concat([Buffer.from('RFB 003.008\n\x01\x00', 'latin1'), ...messages]);
+    const allow = { value: true };
+    const gate = new RfbInputGate(() => allow.value);
+    const out: Uint8Array[] = [];
+    const endAt = 14 + r.int(stream.length - 14); // control ends somewhere in the stream, maybe mid-message
+    for (let at = 0; at < stream.length; ) {
+      const next = Math.min(stream.length, at + 1 + r.int(64), at < endAt ? endAt : Infinity);
+      out.push(...gate.push(stream.subarray(at, next)).forward);
+      at = next;
+      if (at === endAt) {
+        holding += gate.held.keys + gate.held.buttons > 0 ? 1 : 0;
+        allow.value = false;
+        out.push(...gate.release().forward);
+      }
+    }
+    out.push(...gate.release().forward); // a release still pending (inside SetEncodings) is out by now
+    const state = serverState(Buffer.concat(out), 14);
+    assert.deepEqual([state.keys.size, state.buttons], [0, 0], `round ${round}: nothing stays pressed`);
+    checks++;
+  }
+  assert.ok(holding > 100, `control ended while something was held in ${holding} sessions`);
+  t.diagnostic(`${checks} random sessions, ${holding} ending while keys or buttons were held`);
 });
