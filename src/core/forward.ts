@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { isValidHost } from './backends/ssh';
+import { LoopbackGuard, type Refusal } from './loopbackGuard';
 import { ScreenError } from './problem';
 import { RELAY_SOURCE } from './relay';
 import { openStream, run, type StreamProcess } from './runner';
@@ -9,8 +10,11 @@ import type { Sandbox } from './sandbox';
  * TCP port forwarding through the exec stream: a listener on 127.0.0.1 whose every accepted
  * connection gets its own exec stream running the relay in `tcp HOST PORT` mode inside the
  * sandbox. It works on every backend that can exec (docker, podman, ssh, apptainer, kubernetes)
- * without published ports or backend-specific tunnels. Used for Chromium's DevTools endpoint
- * and for native VNC viewers.
+ * without published ports or backend-specific tunnels. Used for Chromium's DevTools endpoint.
+ *
+ * Only the user the extension host runs as may connect, at most `MAX_CONNECTIONS` at once, each
+ * checked before its exec is spawned (see loopbackGuard.ts): DevTools is full control of the
+ * sandbox browser, and every connection costs an exec.
  */
 
 /** How long a relay may take to finish by itself after the local side closed. */
@@ -56,11 +60,16 @@ class Forward {
     readonly remotePort: number,
     readonly server: Server,
     readonly localPort: number,
+    guard: LoopbackGuard,
   ) {
-    server.on('connection', (socket) => this.accept(socket));
+    server.on('connection', (socket) => {
+      socket.on('error', () => undefined);
+      void guard.admit(socket).then((free) => free && this.accept(socket, free));
+    });
   }
 
-  private accept(socket: Socket): void {
+  /** Serves an admitted connection; `free` gives its slot back once its relay is gone. */
+  private accept(socket: Socket, free: () => void): void {
     socket.setNoDelay(true);
     const argv = ['sh', '-c', PID_THEN_RELAY, RELAY_SOURCE, 'tcp', this.remoteHost, String(this.remotePort)];
     const relay = openStream(this.sandbox.exec(argv, { interactive: true }));
@@ -108,6 +117,7 @@ class Forward {
     });
 
     void relay.exited.then(() => {
+      free();
       conn.exited = true;
       gotPid(undefined);
       this.connections.delete(conn);
@@ -152,6 +162,13 @@ class Forward {
   }
 }
 
+export interface ForwardOptions {
+  /** Defaults to `MAX_CONNECTIONS`. Applies when the listener is created. */
+  readonly maxConnections?: number;
+  /** Told of every refused connection (another user, over the cap, unverifiable). */
+  readonly onRefused?: (reason: Refusal, detail: string) => void;
+}
+
 const forwards = new Map<string, Promise<Forward>>();
 
 function forwardKey(sandbox: Sandbox, host: string, port: number): string {
@@ -162,7 +179,12 @@ function forwardKey(sandbox: Sandbox, host: string, port: number): string {
  * A local `127.0.0.1` port that reaches `remoteHost:remotePort` inside the sandbox. One listener
  * per sandbox identity, host and port: calling again returns the same port.
  */
-export async function forwardPort(sandbox: Sandbox, remotePort: number, remoteHost = '127.0.0.1'): Promise<number> {
+export async function forwardPort(
+  sandbox: Sandbox,
+  remotePort: number,
+  remoteHost = '127.0.0.1',
+  options: ForwardOptions = {},
+): Promise<number> {
   if (!Number.isInteger(remotePort) || remotePort < 1 || remotePort > 65535) {
     throw new ScreenError({ code: 'badPort', port: String(remotePort) });
   }
@@ -172,14 +194,14 @@ export async function forwardPort(sandbox: Sandbox, remotePort: number, remoteHo
   const key = forwardKey(sandbox, remoteHost, remotePort);
   let pending = forwards.get(key);
   if (!pending) {
-    pending = listen(sandbox, remoteHost, remotePort);
+    pending = listen(sandbox, remoteHost, remotePort, new LoopbackGuard({ maxConnections: options.maxConnections, onRefused: options.onRefused }));
     forwards.set(key, pending);
     pending.catch(() => forwards.delete(key));
   }
   return (await pending).localPort;
 }
 
-function listen(sandbox: Sandbox, remoteHost: string, remotePort: number): Promise<Forward> {
+function listen(sandbox: Sandbox, remoteHost: string, remotePort: number, guard: LoopbackGuard): Promise<Forward> {
   return new Promise((resolve, reject) => {
     const server = createServer({ allowHalfOpen: true });
     server.once('error', reject);
@@ -190,7 +212,7 @@ function listen(sandbox: Sandbox, remoteHost: string, remotePort: number): Promi
       server.on('error', () => undefined);
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
-      resolve(new Forward(sandbox, remoteHost, remotePort, server, port));
+      resolve(new Forward(sandbox, remoteHost, remotePort, server, port, guard));
     });
   });
 }
