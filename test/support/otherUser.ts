@@ -13,9 +13,10 @@ export interface OtherUser {
 }
 
 /**
- * A loopback TCP client for the other user (Debian's python3, which every user may run): it
- * connects, optionally sends bytes, and prints how many bytes it received until the server
- * closed, reset, or went quiet for `wait` seconds.
+ * A loopback TCP client for the other user (Debian's python3, which every user may run):
+ * `FAMILY(4|6) PORT WAIT [PAYLOAD [WANT]]`. It connects, optionally sends bytes, and prints how
+ * many bytes it received until the server closed, reset, went quiet for WAIT seconds, or WANT
+ * bytes came.
  */
 export const PEEK_CLIENT = `
 import socket, sys
@@ -24,8 +25,9 @@ host = "::ffff:127.0.0.1" if sys.argv[1] == "6" else "127.0.0.1"
 s = socket.socket(family, socket.SOCK_STREAM)
 s.settimeout(float(sys.argv[3]))
 s.connect((host, int(sys.argv[2])))
-if len(sys.argv) > 4:
+if len(sys.argv) > 4 and sys.argv[4]:
     s.sendall(sys.argv[4].encode())
+want = int(sys.argv[5]) if len(sys.argv) > 5 else None
 n, end = 0, "eof"
 try:
     while True:
@@ -33,6 +35,9 @@ try:
         if not d:
             break
         n += len(d)
+        if want is not None and n >= want:
+            end = "enough"
+            break
 except ConnectionResetError:
     end = "reset"
 except socket.timeout:
