@@ -12,8 +12,16 @@ import { runningScreen } from './screen';
  * core/loopbackGuard.ts), so it needs no password. Each connection is its own viewer in the
  * lease: it reaches the screen only after Take control, which goes to the viewer connected last.
  */
+/** Lease viewer ids of this window's external viewers start with this. */
+const viewerPrefix = `external-${randomUUID()}`;
+
+/** True while one of this window's external viewer connections holds control. */
+export function externalViewerHolds(ctx: Ctx): boolean {
+  const holder = ctx.control.current.viewerId;
+  return ctx.control.humanHolds() && holder !== undefined && holder.startsWith(`${viewerPrefix}-`);
+}
+
 export function registerExternalViewerCommands(ctx: Ctx): void {
-  const viewerPrefix = `external-${randomUUID()}`;
   let listener: ViewerListener | undefined;
   const close = async () => {
     const current = listener;

@@ -28,7 +28,7 @@ export interface ViewerListenerOptions {
 
 export interface ViewerListener {
   readonly port: number;
-  /** Connections open right now. */
+  /** Connections served right now (until their relay is gone: each one holds a slot of the cap). */
   connections(): number;
   /**
    * Gives control to the most recently opened connection that is still open (the viewer the
@@ -122,7 +122,7 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
       const port = typeof address === 'object' && address ? address.port : 0;
       resolve({
         port,
-        connections: () => open.length,
+        connections: () => guard.count,
         takeControl: () => {
           const newest = open.at(-1);
           if (newest) {

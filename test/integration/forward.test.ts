@@ -287,8 +287,10 @@ describe('port forwarding through docker exec', () => {
   });
 
   test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async () => {
-    const port = await forwardPort(sandbox, 7002);
-    const sockets = await Promise.all(Array.from({ length: 20 }, () => open(port)));
+    const refusals: string[] = [];
+    const port = await forwardPort(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
+    // Not waiting for each connect: a refused one may be reset before its connect is reported.
+    const sockets = Array.from({ length: 20 }, () => connect({ host: '127.0.0.1', port }));
     const echoed = await Promise.all(
       sockets.map(
         (socket) =>
@@ -317,6 +319,7 @@ describe('port forwarding through docker exec', () => {
     const relaysThere = (await containerRelays()).length;
     testLog.warn(`forward, 20 connections: ${served} served, ${refused} refused; relays ${relaysHere} here, ${relaysThere} in the container`);
     assert.deepEqual([served, refused], [8, 12]);
+    assert.deepEqual(refusals, Array(12).fill('busy'));
     assert.deepEqual([relaysHere, relaysThere], [8, 8]);
     sockets.forEach((s) => s.destroy());
     await waitFor(() => hostRelays().length === 0, 15_000, 'no docker exec relay clients on this machine');
