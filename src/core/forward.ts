@@ -53,6 +53,7 @@ interface Connection {
 
 class Forward {
   readonly connections = new Set<Connection>();
+  private closed = false;
 
   constructor(
     readonly sandbox: Sandbox,
@@ -70,6 +71,12 @@ class Forward {
 
   /** Serves an admitted connection; `free` gives its slot back once its relay is gone. */
   private accept(socket: Socket, free: () => void): void {
+    if (this.closed) {
+      // Closed while this connection was being checked: no exec for it.
+      free();
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     const argv = ['sh', '-c', PID_THEN_RELAY, RELAY_SOURCE, 'tcp', this.remoteHost, String(this.remotePort)];
     const relay = openStream(this.sandbox.exec(argv, { interactive: true }));
@@ -158,6 +165,7 @@ class Forward {
 
   /** Stops accepting; resolves once the open connections are gone too (the caller kills them). */
   close(): Promise<void> {
+    this.closed = true;
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }

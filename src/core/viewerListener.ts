@@ -60,8 +60,15 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
   const guard = new LoopbackGuard({ maxConnections: options.maxConnections, onRefused: options.onRefused });
   const open: Connection[] = [];
   let serial = 0;
+  let closed = false;
 
   const serve = (socket: Socket, free: () => void) => {
+    if (closed) {
+      // Closed while this connection was being checked: no exec for it.
+      free();
+      socket.destroy();
+      return;
+    }
     let relay: StreamProcess;
     try {
       relay = openRelay();
@@ -132,6 +139,7 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
         },
         close: () =>
           new Promise<void>((done) => {
+            closed = true;
             for (const conn of [...open]) {
               conn.socket.destroy(); // its 'close' kills the relay and hands back
             }

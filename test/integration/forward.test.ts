@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { DockerCli } from '../../src/core/backends/dockerCli';
 import { SshBackend } from '../../src/core/backends/ssh';
 import { closeForwards, forwardPort, listForwards } from '../../src/core/forward';
@@ -116,6 +116,9 @@ describe('port forwarding through docker exec', () => {
     other = createOtherUser();
   });
 
+  // Whatever a test left open (a failed one included) is gone before the next one counts relays.
+  afterEach(() => closeForwards(id));
+
   after(async () => {
     other?.remove();
     await closeForwards();
@@ -172,7 +175,7 @@ describe('port forwarding through docker exec', () => {
           const socket = await open(port);
           if (i % 2 === 0) {
             // A short exchange, then a clean close.
-            const back = readAll(socket);
+            const back = readAll(socket, 120_000);
             socket.end(`ping ${batch}.${i}`);
             assert.equal((await back).toString(), `ping ${batch}.${i}`);
           } else {
@@ -252,7 +255,7 @@ describe('port forwarding through docker exec', () => {
       } catch {
         return false;
       }
-    }, 30_000, 'DevTools to answer');
+    }, 120_000, 'DevTools to answer');
     assert.match(version.Browser ?? '', /Chrome\//);
     assert.match(version.webSocketDebuggerUrl ?? '', /^ws:\/\/127\.0\.0\.1(:\d+)?\/devtools\/browser\//);
 
@@ -286,44 +289,47 @@ describe('port forwarding through docker exec', () => {
     await closeForwards(id);
   });
 
-  test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async () => {
+  test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async (t) => {
     const refusals: string[] = [];
     const port = await forwardPort(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
     // Not waiting for each connect: a refused one may be reset before its connect is reported.
     const sockets = Array.from({ length: 20 }, () => connect({ host: '127.0.0.1', port }));
-    const echoed = await Promise.all(
+    t.after(() => sockets.forEach((s) => s.destroy()));
+    // Served: the echo comes back (the machine may be slow to start 8 execs); refused: closed
+    // with no byte.
+    const outcomes = await Promise.all(
       sockets.map(
         (socket) =>
-          new Promise<number>((resolve) => {
+          new Promise<string>((resolve) => {
             let got = 0;
-            const timer = setTimeout(() => resolve(got), 60_000);
+            const timer = setTimeout(() => resolve(`silent after ${got} bytes`), 180_000);
             socket.on('error', () => undefined);
             socket.on('data', (d: Buffer) => {
               got += d.length;
               if (got >= 4) {
                 clearTimeout(timer);
-                resolve(got);
+                resolve(got === 4 ? 'served' : `${got} bytes`);
               }
             });
             socket.once('close', () => {
               clearTimeout(timer);
-              resolve(got);
+              resolve(got === 0 ? 'refused' : `closed after ${got} bytes`);
             });
             socket.write('ping');
           }),
       ),
     );
-    const served = echoed.filter((n) => n === 4).length;
-    const refused = echoed.filter((n) => n === 0).length;
+    const served = outcomes.filter((o) => o === 'served').length;
+    const refused = outcomes.filter((o) => o === 'refused').length;
     const relaysHere = hostRelays().length;
     const relaysThere = (await containerRelays()).length;
     testLog.warn(`forward, 20 connections: ${served} served, ${refused} refused; relays ${relaysHere} here, ${relaysThere} in the container`);
-    assert.deepEqual([served, refused], [8, 12]);
+    assert.deepEqual([served, refused], [8, 12], outcomes.join(', '));
     assert.deepEqual(refusals, Array(12).fill('busy'));
     assert.deepEqual([relaysHere, relaysThere], [8, 8]);
     sockets.forEach((s) => s.destroy());
-    await waitFor(() => hostRelays().length === 0, 15_000, 'no docker exec relay clients on this machine');
-    await waitFor(async () => (await containerRelays()).length === 0, 15_000, 'no relays in the container');
+    await waitFor(() => hostRelays().length === 0, 60_000, 'no docker exec relay clients on this machine');
+    await waitFor(async () => (await containerRelays()).length === 0, 60_000, 'no relays in the container');
     await closeForwards(id);
   });
 
@@ -335,7 +341,8 @@ describe('port forwarding through docker exec', () => {
     const growth = await rssGrowthDuring(() => new Promise((r) => setTimeout(r, 10_000)));
     let after = 0;
     socket.on('data', (d: Buffer) => (after += d.length));
-    await waitFor(() => after > 16 << 20, 30_000, 'the flood to flow again once the client reads');
+    socket.resume();
+    await waitFor(() => after > 4 << 20, 60_000, 'the flood to flow again once the client reads');
     testLog.warn(`forward, stalled reader: RSS growth ${growth.toFixed(1)} MiB in 10 s`);
     assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
     await closeForwards(id);
