@@ -260,10 +260,10 @@ describe('port forwarding through docker exec', () => {
     assert.match(version.webSocketDebuggerUrl ?? '', /^ws:\/\/127\.0\.0\.1(:\d+)?\/devtools\/browser\//);
 
     // curl, a client we did not write: the owner gets /json/version, another Unix user nothing.
-    const mine = await run({ command: 'curl', args: ['-sS', '--max-time', '10', `http://127.0.0.1:${port}/json/version`] }, { timeoutMs: 20_000 });
+    const mine = await run({ command: 'curl', args: ['-sS', '--max-time', '90', `http://127.0.0.1:${port}/json/version`] }, { timeoutMs: 120_000 });
     assert.equal(mine.exitCode, 0, mine.stderr);
     assert.match(mine.stdout, /"Browser": "(HeadlessChrome|Chrome)\//);
-    const theirs = await other!.run(['curl', '-sS', '--max-time', '10', `http://127.0.0.1:${port}/json/version`]);
+    const theirs = await other!.run(['curl', '-sS', '--max-time', '90', `http://127.0.0.1:${port}/json/version`], 120_000);
     assert.notEqual(theirs.exitCode, 0, `curl as ${other!.name} fails`);
     assert.equal(theirs.stdout, '', 'and gets no byte');
     assert.match(theirs.stderr, /reset|Empty reply|Recv failure/i);
