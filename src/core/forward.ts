@@ -39,7 +39,7 @@ export interface ForwardInfo {
   readonly remoteHost: string;
   readonly remotePort: number;
   readonly localPort: number;
-  /** Connections currently open through this forward. */
+  /** Connections served or being admitted right now (each holds a slot until its relay is gone). */
   readonly connections: number;
 }
 
@@ -61,7 +61,7 @@ class Forward {
     readonly remotePort: number,
     readonly server: Server,
     readonly localPort: number,
-    guard: LoopbackGuard,
+    readonly guard: LoopbackGuard,
   ) {
     server.on('connection', (socket) => {
       socket.on('error', () => undefined);
@@ -235,7 +235,7 @@ export async function listForwards(): Promise<ForwardInfo[]> {
       remoteHost: f.remoteHost,
       remotePort: f.remotePort,
       localPort: f.localPort,
-      connections: f.connections.size,
+      connections: f.guard.count,
     }));
 }
 
