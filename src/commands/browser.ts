@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { DEVTOOLS_PORT, openBrowserArgv, withEnv } from '../core/agentActions';
 import { closeForwards, forwardPort } from '../core/forward';
+import { refusalLog, supported } from '../core/loopbackGuard';
 import { run } from '../core/runner';
 import { runningScreen } from './screen';
 
@@ -9,7 +10,8 @@ import { runningScreen } from './screen';
  * "Open Browser on Screen" starts the sandbox's Chromium on the screen (as the desktop user, its
  * profile in that user's home, DevTools on the sandbox's loopback); "Copy DevTools URL" forwards
  * that DevTools port to 127.0.0.1 here through exec streams, for Playwright and agent tooling.
- * Forwards close when the screen stops or the window closes.
+ * Only this user's processes may connect to the forward (DevTools is full control of that
+ * browser; see core/loopbackGuard.ts). Forwards close when the screen stops or the window closes.
  */
 export function registerBrowserCommands(ctx: Ctx): void {
   let forwardedFrom: string | undefined;
@@ -38,19 +40,29 @@ export function registerBrowserCommands(ctx: Ctx): void {
     ctx.log.info(`opened Chromium on the screen in ${target.sandbox.name}`);
   });
 
+  const onRefused = refusalLog(ctx.log, 'DevTools forward');
   ctx.registerCommand('botScreen.copyDevToolsUrl', async () => {
+    if (!supported()) {
+      void vscode.window.showErrorMessage(
+        vscode.l10n.t(
+          'Bot Screen can limit a loopback port to your own user only on Linux, so it does not forward DevTools on {0}.',
+          process.platform,
+        ),
+      );
+      return;
+    }
     const target = await runningScreen(ctx);
     if (!target) {
       return;
     }
-    const port = await forwardPort(target.sandbox, DEVTOOLS_PORT);
+    const port = await forwardPort(target.sandbox, DEVTOOLS_PORT, undefined, { onRefused });
     forwardedFrom = target.sandbox.id;
     const url = `http://127.0.0.1:${port}`;
     await vscode.env.clipboard.writeText(url);
     ctx.log.info(`DevTools of the sandbox browser forwarded to ${url}`);
     const reachable = await fetch(`${url}/json/version`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
     if (reachable) {
-      void vscode.window.showInformationMessage(vscode.l10n.t('DevTools of the sandbox browser: {0} (copied).', url));
+      void vscode.window.showInformationMessage(vscode.l10n.t('DevTools of the sandbox browser: {0} (copied; only your user on this machine can connect).', url));
       return;
     }
     const open = vscode.l10n.t('Open Browser on Screen');

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { SCREEN_VIEW_ID } from '../screenViews';
+import { externalViewerHolds } from './externalViewer';
 
 /** Take control / Hand back from the palette: they act on the viewer the user is looking at. */
 export function registerControlCommands(ctx: Ctx): void {
@@ -20,6 +21,8 @@ export function registerControlCommands(ctx: Ctx): void {
     const holder = ctx.views.viewers().find((viewer) => viewer.holdsControl());
     if (holder) {
       ctx.control.handBack(holder.viewerId);
+    } else if (externalViewerHolds(ctx)) {
+      ctx.control.handBack(ctx.control.current.viewerId);
     } else if (ctx.control.humanHolds()) {
       void vscode.window.showInformationMessage(vscode.l10n.t('Another window holds control of this screen; hand back there.'));
     }

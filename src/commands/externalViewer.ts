@@ -1,46 +1,97 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
+import { MAX_CONNECTIONS, refusalLog, supported, type Refusal } from '../core/loopbackGuard';
 import { listenForViewers, type ViewerListener } from '../core/viewerListener';
 import { runningScreen } from './screen';
 
 /**
  * "Connect External VNC Viewer": the screen's RFB on a loopback TCP port for people who prefer a
- * native viewer. The port closes when the screen stops or the window closes. Its input counts
- * as one more viewer in the lease: it reaches the screen only after Take control.
+ * native viewer. The port closes when the screen stops or the window closes. Only this user's
+ * processes may connect (the kernel tells us the connecting socket's owner; see
+ * core/loopbackGuard.ts), so it needs no password. Each connection is its own viewer in the
+ * lease: it reaches the screen only after Take control, which goes to the viewer connected last.
  */
+/** Lease viewer ids of this window's external viewers start with this. */
+const viewerPrefix = `external-${randomUUID()}`;
+
+/** True while one of this window's external viewer connections holds control. */
+export function externalViewerHolds(ctx: Ctx): boolean {
+  const holder = ctx.control.current.viewerId;
+  return ctx.control.humanHolds() && holder !== undefined && holder.startsWith(`${viewerPrefix}-`);
+}
+
 export function registerExternalViewerCommands(ctx: Ctx): void {
-  const viewerId = `external-${randomUUID()}`;
   let listener: ViewerListener | undefined;
   const close = async () => {
     const current = listener;
     listener = undefined;
     if (current) {
-      await current.close();
-      ctx.control.handBack(viewerId);
+      await current.close(); // each connection hands back as it closes
       ctx.log.info(`closed the external viewer port ${current.port}`);
     }
   };
   ctx.own(ctx.controller.onStatus((status) => status.state !== 'running' && void close()));
-  // Keys and buttons the external viewer held are released as soon as it no longer holds control.
-  ctx.own(ctx.control.onDidChange(() => !ctx.control.viewerHolds(viewerId) && listener?.releaseHeld()));
+  // Keys and buttons an external viewer held are released as soon as it no longer holds control.
+  ctx.own(ctx.control.onDidChange(() => listener?.releaseHeld()));
   ctx.own({ dispose: () => void close() });
 
+  const log = refusalLog(ctx.log, 'external viewer port');
+  let warnedOtherUser = false;
+  const onRefused = (reason: Refusal, detail: string) => {
+    log(reason, detail);
+    if (reason === 'otherUser' && !warnedOtherUser) {
+      warnedOtherUser = true;
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('Another user of this machine tried to connect to the external VNC viewer port; Bot Screen refused it ({0}).', detail),
+      );
+    }
+  };
+
   ctx.registerCommand('botScreen.connectExternalViewer', async () => {
+    if (!supported()) {
+      void vscode.window.showErrorMessage(
+        vscode.l10n.t(
+          'Bot Screen can limit a loopback port to your own user only on Linux, so it does not open the external viewer port on {0}. Use the Screen view instead.',
+          process.platform,
+        ),
+      );
+      return;
+    }
     if (!(await runningScreen(ctx))) {
       return;
     }
-    listener ??= await listenForViewers(() => ctx.controller.openRelay(), () => ctx.control.viewerHolds(viewerId));
+    listener ??= await listenForViewers({
+      openRelay: () => ctx.controller.openRelay(),
+      control: {
+        holds: (viewerId) => ctx.control.viewerHolds(viewerId),
+        take: (viewerId) => void ctx.control.take(viewerId),
+        handBack: (viewerId) => void ctx.control.handBack(viewerId),
+      },
+      viewerPrefix,
+      onRefused,
+    });
     const address = `127.0.0.1:${listener.port}`;
-    ctx.log.info(`external viewers may connect to ${address}`);
+    ctx.log.info(`external viewers of this user may connect to ${address} (at most ${MAX_CONNECTIONS} at once)`);
     await vscode.env.clipboard.writeText(address);
     const take = vscode.l10n.t('Take control for the external viewer');
     const choice = await vscode.window.showInformationMessage(
-      vscode.l10n.t('Point a VNC viewer at {0} (copied; no password, reachable from this machine only). It is view-only until it takes control.', address),
+      vscode.l10n.t(
+        'Point a VNC viewer at {0} (copied; no password: only your user on this machine can connect). It is view-only until it takes control.',
+        address,
+      ),
       take,
     );
-    if (choice === take) {
-      ctx.control.take(viewerId);
+    if (choice !== take) {
+      return;
+    }
+    const granted = listener?.takeControl();
+    if (granted) {
+      ctx.log.info(`control given to external viewer connection ${granted}`);
+    } else {
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('No VNC viewer is connected to {0} yet. Connect it, then run Connect External VNC Viewer again to take control.', address),
+      );
     }
   });
 }

@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { isValidHost } from './backends/ssh';
+import { LoopbackGuard, type Refusal } from './loopbackGuard';
 import { ScreenError } from './problem';
 import { RELAY_SOURCE } from './relay';
 import { openStream, run, type StreamProcess } from './runner';
@@ -9,8 +10,11 @@ import type { Sandbox } from './sandbox';
  * TCP port forwarding through the exec stream: a listener on 127.0.0.1 whose every accepted
  * connection gets its own exec stream running the relay in `tcp HOST PORT` mode inside the
  * sandbox. It works on every backend that can exec (docker, podman, ssh, apptainer, kubernetes)
- * without published ports or backend-specific tunnels. Used for Chromium's DevTools endpoint
- * and for native VNC viewers.
+ * without published ports or backend-specific tunnels. Used for Chromium's DevTools endpoint.
+ *
+ * Only the user the extension host runs as may connect, at most `MAX_CONNECTIONS` at once, each
+ * checked before its exec is spawned (see loopbackGuard.ts): DevTools is full control of the
+ * sandbox browser, and every connection costs an exec.
  */
 
 /** How long a relay may take to finish by itself after the local side closed. */
@@ -35,7 +39,7 @@ export interface ForwardInfo {
   readonly remoteHost: string;
   readonly remotePort: number;
   readonly localPort: number;
-  /** Connections currently open through this forward. */
+  /** Connections served or being admitted right now (each holds a slot until its relay is gone). */
   readonly connections: number;
 }
 
@@ -49,6 +53,7 @@ interface Connection {
 
 class Forward {
   readonly connections = new Set<Connection>();
+  private closed = false;
 
   constructor(
     readonly sandbox: Sandbox,
@@ -56,11 +61,22 @@ class Forward {
     readonly remotePort: number,
     readonly server: Server,
     readonly localPort: number,
+    readonly guard: LoopbackGuard,
   ) {
-    server.on('connection', (socket) => this.accept(socket));
+    server.on('connection', (socket) => {
+      socket.on('error', () => undefined);
+      void guard.admit(socket).then((free) => free && this.accept(socket, free));
+    });
   }
 
-  private accept(socket: Socket): void {
+  /** Serves an admitted connection; `free` gives its slot back once its relay is gone. */
+  private accept(socket: Socket, free: () => void): void {
+    if (this.closed) {
+      // Closed while this connection was being checked: no exec for it.
+      free();
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     const argv = ['sh', '-c', PID_THEN_RELAY, RELAY_SOURCE, 'tcp', this.remoteHost, String(this.remotePort)];
     const relay = openStream(this.sandbox.exec(argv, { interactive: true }));
@@ -108,6 +124,7 @@ class Forward {
     });
 
     void relay.exited.then(() => {
+      free();
       conn.exited = true;
       gotPid(undefined);
       this.connections.delete(conn);
@@ -148,8 +165,16 @@ class Forward {
 
   /** Stops accepting; resolves once the open connections are gone too (the caller kills them). */
   close(): Promise<void> {
+    this.closed = true;
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
+}
+
+export interface ForwardOptions {
+  /** Defaults to `MAX_CONNECTIONS`. Applies when the listener is created. */
+  readonly maxConnections?: number;
+  /** Told of every refused connection (another user, over the cap, unverifiable). */
+  readonly onRefused?: (reason: Refusal, detail: string) => void;
 }
 
 const forwards = new Map<string, Promise<Forward>>();
@@ -162,7 +187,12 @@ function forwardKey(sandbox: Sandbox, host: string, port: number): string {
  * A local `127.0.0.1` port that reaches `remoteHost:remotePort` inside the sandbox. One listener
  * per sandbox identity, host and port: calling again returns the same port.
  */
-export async function forwardPort(sandbox: Sandbox, remotePort: number, remoteHost = '127.0.0.1'): Promise<number> {
+export async function forwardPort(
+  sandbox: Sandbox,
+  remotePort: number,
+  remoteHost = '127.0.0.1',
+  options: ForwardOptions = {},
+): Promise<number> {
   if (!Number.isInteger(remotePort) || remotePort < 1 || remotePort > 65535) {
     throw new ScreenError({ code: 'badPort', port: String(remotePort) });
   }
@@ -172,14 +202,14 @@ export async function forwardPort(sandbox: Sandbox, remotePort: number, remoteHo
   const key = forwardKey(sandbox, remoteHost, remotePort);
   let pending = forwards.get(key);
   if (!pending) {
-    pending = listen(sandbox, remoteHost, remotePort);
+    pending = listen(sandbox, remoteHost, remotePort, new LoopbackGuard({ maxConnections: options.maxConnections, onRefused: options.onRefused }));
     forwards.set(key, pending);
     pending.catch(() => forwards.delete(key));
   }
   return (await pending).localPort;
 }
 
-function listen(sandbox: Sandbox, remoteHost: string, remotePort: number): Promise<Forward> {
+function listen(sandbox: Sandbox, remoteHost: string, remotePort: number, guard: LoopbackGuard): Promise<Forward> {
   return new Promise((resolve, reject) => {
     const server = createServer({ allowHalfOpen: true });
     server.once('error', reject);
@@ -190,7 +220,7 @@ function listen(sandbox: Sandbox, remoteHost: string, remotePort: number): Promi
       server.on('error', () => undefined);
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
-      resolve(new Forward(sandbox, remoteHost, remotePort, server, port));
+      resolve(new Forward(sandbox, remoteHost, remotePort, server, port, guard));
     });
   });
 }
@@ -205,7 +235,7 @@ export async function listForwards(): Promise<ForwardInfo[]> {
       remoteHost: f.remoteHost,
       remotePort: f.remotePort,
       localPort: f.localPort,
-      connections: f.connections.size,
+      connections: f.guard.count,
     }));
 }
 

@@ -150,9 +150,13 @@ run_screen() {
   # The cookie goes through stdin, never argv (argv is world-readable in /proc).
   printf 'add %s . %s\n' "$display" "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" | xauth -q -f "$XAUTHORITY" source -
   rm -f rfb.sock
+  # No blacklist: every client of the unix socket is the same "host" to Xvnc, which marks a host
+  # at each connection until it authenticates, so 5 viewers connecting at once (or 5 that left
+  # before the handshake) would lock every viewer out. Who may connect is decided before the
+  # socket (mode 0600, and the extension's own checks), and there is no password to guess.
   Xvnc "$display" -geometry "$geometry" -depth 24 -dpi 96 \
     -rfbport -1 -rfbunixpath "$rdir/rfb.sock" -rfbunixmode 0600 -nolisten tcp \
-    -SecurityTypes None -AlwaysShared -AcceptSetDesktopSize -FrameRate 30 -SendCutText=0 \
+    -SecurityTypes None -UseBlacklist=0 -AlwaysShared -AcceptSetDesktopSize -FrameRate 30 -SendCutText=0 \
     -s 0 -desktop "Bot Screen" -auth "$XAUTHORITY" 2>&1 | grep -v --line-buffered 'Could not resolve keysym' &
   xvnc=$!
   trap 'trap "" TERM; rm -f "$rdir/env" "$rdir/rfb.sock"; pkill -TERM -s $$ 2>/dev/null' EXIT

@@ -109,11 +109,20 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
   });
 
   test('Ctrl and a button held through a viewer are released when it hands back: the agent\'s "w" arrives as w', async () => {
-    const viewer = `viewer-${tag}`;
+    // The first connection of a listener is its viewer `<prefix>-1`.
+    const viewer = `viewer-${tag}-1`;
     const logger = await keyLogger('held');
     // The external viewer port, wired as the extension wires it (commands/externalViewer.ts).
-    listener = await listenForViewers(() => controller.openRelay(), () => lease.viewerMayInput(viewer));
-    const unsubscribe = lease.onTransition(() => !lease.viewerMayInput(viewer) && listener?.releaseHeld());
+    listener = await listenForViewers({
+      openRelay: () => controller.openRelay(),
+      control: {
+        holds: (id) => lease.viewerMayInput(id),
+        take: (id) => void lease.acquire(id, 'take control'),
+        handBack: (id) => void lease.release(id),
+      },
+      viewerPrefix: `viewer-${tag}`,
+    });
+    const unsubscribe = lease.onTransition(() => listener?.releaseHeld());
     try {
       const socket = await new Promise<Socket>((resolve, reject) => {
         const s = connect({ host: '127.0.0.1', port: listener!.port }, () => resolve(s));

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { DockerCli } from '../../src/core/backends/dockerCli';
 import { SshBackend } from '../../src/core/backends/ssh';
 import { closeForwards, forwardPort, listForwards } from '../../src/core/forward';
@@ -11,6 +11,8 @@ import { ScreenError } from '../../src/core/problem';
 import { run } from '../../src/core/runner';
 import type { Sandbox } from '../../src/core/sandbox';
 import { IMAGE, hostProcesses, sh, testLog, waitFor } from '../support/env';
+import { rssGrowthDuring } from '../support/memory';
+import { createOtherUser, PEEK_CLIENT, peekResult, type OtherUser } from '../support/otherUser';
 import { startSshd, type Sshd } from '../support/sshd';
 
 /**
@@ -18,7 +20,8 @@ import { startSshd, type Sshd } from '../support/sshd';
  *   7001 upper: reads to EOF, then answers the upper-cased bytes and `|EOF` and closes (half-close);
  *   7002 echo:  echoes every chunk at once, closes on EOF;
  *   7003 hold:  reads to EOF, then keeps the connection open forever;
- *   7004 flood: sends 64 KiB chunks until the connection breaks, never closes by itself.
+ *   7004 flood: sends 64 KiB chunks until the connection breaks, never closes by itself;
+ *   7005 stall: never reads and never closes.
  */
 const SERVERS = `
 import socket, threading, time
@@ -46,6 +49,8 @@ def flood(c):
             c.sendall(chunk)
     except OSError:
         time.sleep(100000)
+def stall(c):
+    time.sleep(100000)
 def serve(port, handler):
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -54,7 +59,7 @@ def serve(port, handler):
     while True:
         c, _ = s.accept()
         threading.Thread(target=handler, args=(c,), daemon=True).start()
-for port, handler in ((7001, upper), (7002, echo), (7003, hold), (7004, flood)):
+for port, handler in ((7001, upper), (7002, echo), (7003, hold), (7004, flood), (7005, stall)):
     threading.Thread(target=serve, args=(port, handler), daemon=True).start()
 time.sleep(100000)
 `;
@@ -88,6 +93,7 @@ describe('port forwarding through docker exec', () => {
   const name = `botscreen-forward-${process.pid}`;
   let id: string;
   let sandbox: Sandbox;
+  let other: OtherUser | undefined;
 
   /** The relays' local clients on this machine: `docker exec` of this container. */
   const hostRelays = () => hostProcesses(`docker exec -i -u pn ${id} sh -c`);
@@ -106,10 +112,15 @@ describe('port forwarding through docker exec', () => {
     assert.match(id, /^[0-9a-f]{64}$/, 'the test container started');
     sandbox = new DockerCli('docker').sandbox(id, name, 'pn');
     sh('docker', ['exec', '-d', '-u', 'pn', id, 'python3', '-c', SERVERS]);
-    await waitFor(() => sh('docker', ['exec', id, 'sh', '-c', 'cat /proc/net/tcp | grep -c " 0A "']).trim() === '4', 10_000, 'the test servers');
+    await waitFor(() => sh('docker', ['exec', id, 'sh', '-c', 'cat /proc/net/tcp | grep -c " 0A "']).trim() === '5', 10_000, 'the test servers');
+    other = createOtherUser();
   });
 
+  // Whatever a test left open (a failed one included) is gone before the next one counts relays.
+  afterEach(() => closeForwards(id));
+
   after(async () => {
+    other?.remove();
     await closeForwards();
     sh('docker', ['rm', '-f', name]);
   });
@@ -156,13 +167,15 @@ describe('port forwarding through docker exec', () => {
   test('100 connections opened and closed leave no relay here or in the container, and one listener', async () => {
     const port = await forwardPort(sandbox, 7002);
     const startedAt = Date.now();
-    for (let batch = 0; batch < 10; batch++) {
+    // Batches of 8, the most a listener serves at once; each waits for the last one's relays.
+    for (let batch = 0; batch < 13; batch++) {
+      await waitFor(async () => (await listForwards()).every((f) => f.connections === 0), 15_000, 'the previous batch to end');
       await Promise.all(
-        Array.from({ length: 10 }, async (_, i) => {
+        Array.from({ length: batch === 12 ? 4 : 8 }, async (_, i) => {
           const socket = await open(port);
           if (i % 2 === 0) {
             // A short exchange, then a clean close.
-            const back = readAll(socket);
+            const back = readAll(socket, 120_000);
             socket.end(`ping ${batch}.${i}`);
             assert.equal((await back).toString(), `ping ${batch}.${i}`);
           } else {
@@ -242,9 +255,118 @@ describe('port forwarding through docker exec', () => {
       } catch {
         return false;
       }
-    }, 30_000, 'DevTools to answer');
+    }, 120_000, 'DevTools to answer');
     assert.match(version.Browser ?? '', /Chrome\//);
     assert.match(version.webSocketDebuggerUrl ?? '', /^ws:\/\/127\.0\.0\.1(:\d+)?\/devtools\/browser\//);
+
+    // curl, a client we did not write: the owner gets /json/version, another Unix user nothing.
+    const mine = await run({ command: 'curl', args: ['-sS', '--max-time', '90', `http://127.0.0.1:${port}/json/version`] }, { timeoutMs: 120_000 });
+    assert.equal(mine.exitCode, 0, mine.stderr);
+    assert.match(mine.stdout, /"Browser": "(HeadlessChrome|Chrome)\//);
+    const theirs = await other!.run(['curl', '-sS', '--max-time', '90', `http://127.0.0.1:${port}/json/version`], 120_000);
+    assert.notEqual(theirs.exitCode, 0, `curl as ${other!.name} fails`);
+    assert.equal(theirs.stdout, '', 'and gets no byte');
+    assert.match(theirs.stderr, /reset|Empty reply|Recv failure/i);
+    await closeForwards(id);
+  });
+
+  test('another Unix user is refused before any byte or exec, over IPv4 and IPv6; the owner\'s same client is served', async () => {
+    const refusals: string[] = [];
+    const port = await forwardPort(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
+    for (const family of ['4', '6']) {
+      const result = await other!.run(['/usr/bin/python3', '-c', PEEK_CLIENT, family, String(port), '5', 'hello']);
+      const peek = peekResult(result.stdout);
+      assert.ok(peek, `the client ran as ${other!.name}: ${result.stdout}${result.stderr}`);
+      assert.equal(peek.bytes, 0, `IPv${family}: the echo server's answer never reaches another user`);
+      assert.notEqual(peek.end, 'timeout', 'closed at once, not left waiting');
+    }
+    assert.deepEqual(refusals, ['otherUser', 'otherUser']);
+    assert.deepEqual(await containerRelays(), [], 'no relay was started for them');
+    assert.deepEqual(hostRelays(), []);
+    const mine = await run({ command: '/usr/bin/python3', args: ['-c', PEEK_CLIENT, '6', String(port), '60', 'hello', '5'] }, { timeoutMs: 90_000 });
+    assert.deepEqual(peekResult(mine.stdout), { bytes: 5, end: 'enough' }, mine.stdout + mine.stderr);
+    assert.deepEqual(refusals, ['otherUser', 'otherUser']);
+    await closeForwards(id);
+  });
+
+  test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async (t) => {
+    const refusals: string[] = [];
+    const port = await forwardPort(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
+    // Not waiting for each connect: a refused one may be reset before its connect is reported.
+    const sockets = Array.from({ length: 20 }, () => connect({ host: '127.0.0.1', port }));
+    t.after(() => sockets.forEach((s) => s.destroy()));
+    // Served: the echo comes back (the machine may be slow to start 8 execs); refused: closed
+    // with no byte.
+    const outcomes = await Promise.all(
+      sockets.map(
+        (socket) =>
+          new Promise<string>((resolve) => {
+            let got = 0;
+            const timer = setTimeout(() => resolve(`silent after ${got} bytes`), 180_000);
+            socket.on('error', () => undefined);
+            socket.on('data', (d: Buffer) => {
+              got += d.length;
+              if (got >= 4) {
+                clearTimeout(timer);
+                resolve(got === 4 ? 'served' : `${got} bytes`);
+              }
+            });
+            socket.once('close', () => {
+              clearTimeout(timer);
+              resolve(got === 0 ? 'refused' : `closed after ${got} bytes`);
+            });
+            socket.write('ping');
+          }),
+      ),
+    );
+    const served = outcomes.filter((o) => o === 'served').length;
+    const refused = outcomes.filter((o) => o === 'refused').length;
+    const relaysHere = hostRelays().length;
+    const relaysThere = (await containerRelays()).length;
+    testLog.warn(`forward, 20 connections: ${served} served, ${refused} refused; relays ${relaysHere} here, ${relaysThere} in the container`);
+    assert.deepEqual([served, refused], [8, 12], outcomes.join(', '));
+    assert.deepEqual(refusals, Array(12).fill('busy'));
+    assert.deepEqual([relaysHere, relaysThere], [8, 8]);
+    sockets.forEach((s) => s.destroy());
+    await waitFor(() => hostRelays().length === 0, 60_000, 'no docker exec relay clients on this machine');
+    await waitFor(async () => (await containerRelays()).length === 0, 60_000, 'no relays in the container');
+    await closeForwards(id);
+  });
+
+  test('a client that stops reading for 10 s while the server floods: the RSS here grows by less than 20 MB', async () => {
+    const socket = await open(await forwardPort(sandbox, 7004));
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.pause();
+    const growth = await rssGrowthDuring(() => new Promise((r) => setTimeout(r, 10_000)));
+    let after = 0;
+    socket.on('data', (d: Buffer) => (after += d.length));
+    socket.resume();
+    await waitFor(() => after > 4 << 20, 60_000, 'the flood to flow again once the client reads');
+    testLog.warn(`forward, stalled reader: RSS growth ${growth.toFixed(1)} MiB in 10 s`);
+    assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
+    await closeForwards(id);
+  });
+
+  test('a server that stops reading while the client sends for 10 s: the RSS here grows by less than 20 MB', async () => {
+    const socket = await open(await forwardPort(sandbox, 7005));
+    socket.on('error', () => undefined);
+    const chunk = Buffer.alloc(64 << 10, 0x61);
+    let sent = 0;
+    const growth = await rssGrowthDuring(async () => {
+      const until = Date.now() + 10_000;
+      while (Date.now() < until) {
+        sent += chunk.length;
+        if (socket.write(chunk)) {
+          await new Promise((r) => setImmediate(r));
+        } else {
+          await Promise.race([new Promise((r) => socket.once('drain', r)), new Promise((r) => setTimeout(r, until - Date.now()))]);
+        }
+      }
+    });
+    testLog.warn(`forward, stalled server: the client got ${(sent / (1 << 20)).toFixed(1)} MiB out in 10 s, RSS growth ${growth.toFixed(1)} MiB`);
+    assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
+    assert.ok(sent < 24 << 20, `backpressure reached the client (it sent ${sent} bytes)`);
     await closeForwards(id);
   });
 });

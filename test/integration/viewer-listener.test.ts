@@ -1,49 +1,116 @@
-// The external-viewer port against the real screen: loopback only, RFB through it, input gated.
+// The external-viewer port against the real screen: loopback only, RFB through it, only this
+// user may connect (a real second Unix user is refused), control per connection, at most 8
+// connections, and flat memory when the viewer or the relay stalls.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { after, describe, test } from 'node:test';
-import { run } from '../../src/core/runner';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { withEnv } from '../../src/core/agentActions';
+import { LeaseStore } from '../../src/core/lease';
+import { openStream, run, type StreamProcess } from '../../src/core/runner';
 import { ScreenController } from '../../src/core/screen';
-import { listenForViewers, type ViewerListener } from '../../src/core/viewerListener';
-import { rfbHandshake } from '../support/rfb';
+import { listenForViewers, type ViewerControl, type ViewerListener } from '../../src/core/viewerListener';
+import { rssGrowthDuring } from '../support/memory';
+import { createOtherUser, PEEK_CLIENT, peekResult, type OtherUser } from '../support/otherUser';
+import { readExactly, rfbHandshake } from '../support/rfb';
 import { hostProcesses, removeTestContainers, settings, tempMarkers, testLog, waitFor } from '../support/env';
+
+/** Every client socket of a test, destroyed after it whatever happened (no slot held over). */
+const clients: Socket[] = [];
+
+function dial(port: number): Socket {
+  const socket = connect({ host: '127.0.0.1', port });
+  socket.on('error', () => undefined);
+  clients.push(socket);
+  return socket;
+}
 
 function open(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => resolve(socket));
+    const socket = dial(port);
+    socket.once('connect', () => resolve(socket));
     socket.once('error', reject);
   });
 }
 
-describe('external viewer port', () => {
+/** The first `n` bytes the server sends, or how many came before it closed or reset. */
+function firstBytes(socket: Socket, n: number, timeoutMs = 180_000): Promise<number> {
+  return new Promise((resolve) => {
+    let got = 0;
+    const timer = setTimeout(() => resolve(got), timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      resolve(got);
+    };
+    socket.on('data', (chunk: Buffer) => {
+      got += chunk.length;
+      if (got >= n) {
+        done();
+      }
+    });
+    socket.once('close', done);
+    socket.on('error', () => undefined);
+  });
+}
+
+/** How long a new relay may take to answer: starting an exec is slow on a loaded machine. */
+const SLOW_MS = 120_000;
+
+const FRAMEBUFFER_UPDATE_REQUEST_FULL = Buffer.from([3, 0, 0, 0, 0, 0, 0x05, 0x00, 0x03, 0x20]); // 1280x800, non-incremental
+
+describe('external viewer port', { timeout: 600_000 }, () => {
   const config = settings();
   const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const leaseDir = mkdtempSync(join(tmpdir(), 'botscreen-leases-'));
+  const lease = new LeaseStore(leaseDir, config.workspaceKey);
+  const control: ViewerControl = {
+    holds: (viewerId) => lease.viewerMayInput(viewerId),
+    take: (viewerId) => void lease.acquire(viewerId, 'test'),
+    handBack: (viewerId) => void lease.release(viewerId),
+  };
+  let relaysOpened = 0;
+  const refusals: string[] = [];
+  const openRelay = (): StreamProcess => {
+    relaysOpened++;
+    return controller.openRelay();
+  };
   let listener: ViewerListener;
+  let other: OtherUser | undefined;
+  const relays = () => hostProcesses(`Bot Screen relay.*/${config.workspaceKey}/rfb\\.sock`).length;
+
+  before(async () => {
+    await controller.start();
+    listener = await listenForViewers({ openRelay, control, viewerPrefix: 'external-test', onRefused: (reason) => refusals.push(reason) });
+    other = createOtherUser();
+  });
+
+  afterEach(async () => {
+    clients.splice(0).forEach((s) => s.destroy());
+    await waitFor(() => listener.connections() === 0, 60_000, 'the test\'s connections to end');
+  });
 
   after(async () => {
+    other?.remove();
     await listener?.close();
     await controller.stop().catch(() => undefined);
     controller.dispose();
     removeTestContainers(config.workspaceKey);
+    rmSync(leaseDir, { recursive: true, force: true });
   });
 
   test('a native viewer gets the RFB handshake on 127.0.0.1, each connection its own relay', async () => {
-    await controller.start();
-    listener = await listenForViewers(() => controller.openRelay(), () => false);
     const sockets = await Promise.all([open(listener.port), open(listener.port)]);
     for (const socket of sockets) {
-      const init = await rfbHandshake(socket as unknown as Readable, socket);
+      const init = await rfbHandshake(socket as unknown as Readable, socket, SLOW_MS);
       assert.deepEqual([init.width, init.height], [1280, 800]);
     }
     assert.equal(listener.connections(), 2);
-    const relays = () => hostProcesses(`Bot Screen relay.*/${config.workspaceKey}/rfb\\.sock`).length;
     assert.equal(relays(), 2);
     sockets.forEach((s) => s.destroy());
-    await waitFor(() => listener.connections() === 0 && relays() === 0, 5_000, 'relays to end with their connections');
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'relays to end with their connections');
   });
 
   test('the listener binds loopback only', () => {
@@ -56,7 +123,7 @@ describe('external viewer port', () => {
     assert.deepEqual(listening, [`0100007F:${port}`], 'listening on 127.0.0.1 only');
   });
 
-  test('a VNC client we did not write (Debian\'s vncsnapshot) gets the desktop\'s framebuffer', async () => {
+  test('the owner\'s VNC client we did not write (Debian\'s vncsnapshot) gets the desktop\'s framebuffer', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'botscreen-snap-')), 'screen.jpg');
     // vncsnapshot 1.2a (2004) cannot decode TigerVNC's Tight rectangles and waits forever on
     // them; Raw is the encoding every VNC client and server share.
@@ -71,12 +138,178 @@ describe('external viewer port', () => {
     rmSync(dirname(out), { recursive: true, force: true });
   });
 
+  test('another Unix user is refused before any byte or exec: raw IPv4 and IPv6 clients and vncsnapshot get nothing', async () => {
+    const user = other!;
+    const openedBefore = relaysOpened;
+    refusals.length = 0;
+    for (const family of ['4', '6']) {
+      const result = await user.run(['/usr/bin/python3', '-c', PEEK_CLIENT, family, String(listener.port), '5', 'RFB 003.008\n']);
+      const peek = peekResult(result.stdout);
+      assert.ok(peek, `the client ran as ${user.name}: ${result.stdout}${result.stderr}`);
+      assert.equal(peek.bytes, 0, `IPv${family}: no byte reaches another user`);
+      assert.notEqual(peek.end, 'timeout', 'closed at once, not left waiting');
+    }
+    // Written to /tmp, where that user could write it if it got the screen.
+    const picture = join('/tmp', `botscreen-snap-${user.name}.jpg`);
+    const snap = await user.run(['vncsnapshot', '-quiet', '-encodings', 'raw', `127.0.0.1::${listener.port}`, picture], 60_000);
+    assert.notEqual(snap.exitCode, 0, 'vncsnapshot of another user fails');
+    assert.equal(existsSync(picture), false, 'and writes no picture');
+    rmSync(picture, { force: true });
+    assert.equal(relaysOpened, openedBefore, 'no relay exec was started for another user');
+    assert.ok(refusals.length >= 3 && refusals.every((r) => r === 'otherUser'), `refused as another user: ${refusals.join(', ')}`);
+    assert.equal(listener.connections(), 0);
+
+    // The same IPv6 client as the owner gets the server's ProtocolVersion: the check tells users apart.
+    const mine = await run({ command: '/usr/bin/python3', args: ['-c', PEEK_CLIENT, '6', String(listener.port), '60', '', '12'] }, { timeoutMs: 90_000 });
+    assert.deepEqual(peekResult(mine.stdout), { bytes: 12, end: 'enough' }, mine.stdout + mine.stderr);
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'the owner\'s probe to end');
+  });
+
+  test('control goes to one connection: a second viewer of the same user stays view-only; closing the holder hands back', async () => {
+    const { sandbox, screen } = controller.runningSandbox()!;
+    const pointer = async () => {
+      const result = await run(sandbox.exec(withEnv(screen.env, ['xdotool', 'getmouselocation']), { interactive: false }), { timeoutMs: 20_000 });
+      return result.stdout.replace(/ screen:.*$/s, '').trim();
+    };
+    const pointerEvent = (x: number, y: number) => Buffer.from([5, 0, x >> 8, x & 0xff, y >> 8, y & 0xff]);
+    const first = await open(listener.port);
+    await rfbHandshake(first as unknown as Readable, first, SLOW_MS);
+    const second = await open(listener.port);
+    await rfbHandshake(second as unknown as Readable, second, SLOW_MS);
+    first.resume();
+    second.resume();
+    assert.equal(listener.takeControl(), 'external-test-' + (relaysOpened), 'the newest connection gets control');
+    assert.equal(lease.read().holder, 'human');
+
+    second.write(pointerEvent(321, 123));
+    await waitFor(async () => (await pointer()) === 'x:321 y:123', 60_000, 'the holder\'s pointer to move');
+    first.write(pointerEvent(45, 67));
+    await new Promise((r) => setTimeout(r, 5_000));
+    assert.equal(await pointer(), 'x:321 y:123', 'the other connection\'s pointer is dropped');
+    second.write(pointerEvent(322, 124));
+    await waitFor(async () => (await pointer()) === 'x:322 y:124', 60_000, 'the holder\'s pointer to move again');
+
+    first.destroy();
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(lease.read().holder, 'human', 'a view-only connection closing changes nothing');
+    second.destroy();
+    await waitFor(() => lease.read().holder === 'agent', 5_000, 'the holder closing to hand back');
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'both relays to end');
+    assert.equal(listener.takeControl(), undefined, 'no connection, no control');
+    assert.equal(lease.read().holder, 'agent');
+  });
+
+  test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async () => {
+    const openedBefore = relaysOpened;
+    refusals.length = 0;
+    // Not waiting for each connect: a refused one may be reset before its connect is reported.
+    const sockets = Array.from({ length: 20 }, () => dial(listener.port));
+    const received = await Promise.all(sockets.map((s) => firstBytes(s, 12)));
+    const served = received.filter((n) => n === 12).length;
+    const refused = received.filter((n) => n === 0).length;
+    testLog.warn(`external viewer port, 20 connections: ${served} served, ${refused} refused, relays running ${relays()}`);
+    assert.deepEqual([served, refused], [8, 12]);
+    assert.deepEqual(refusals, Array(12).fill('busy'));
+    assert.equal(relays(), 8);
+    assert.equal(relaysOpened - openedBefore, 8, 'no exec for a refused connection');
+    sockets.forEach((s) => s.destroy());
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'every relay to end');
+    // Slots are free again.
+    const again = dial(listener.port);
+    assert.equal(await firstBytes(again, 12), 12, `served again (refusals: ${refusals.join(', ')})`);
+    again.destroy();
+    await waitFor(() => relays() === 0, 60_000, 'the last relay to end');
+  });
+
+  test('a viewer that stops reading for 10 s while asking for full updates: the RSS here grows by less than 20 MB', async () => {
+    const socket = await open(listener.port);
+    await rfbHandshake(socket as unknown as Readable, socket, SLOW_MS);
+    socket.write(Buffer.from([2, 0, 0, 1, 0, 0, 0, 0])); // SetEncodings: Raw only, 4 MB per full update
+    socket.pause();
+    let requests = 0;
+    const growth = await rssGrowthDuring(async () => {
+      const until = Date.now() + 10_000;
+      while (Date.now() < until) {
+        socket.write(FRAMEBUFFER_UPDATE_REQUEST_FULL);
+        requests++;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    });
+    // The viewer reads again: the stream is intact (a FramebufferUpdate header comes).
+    const header = await readExactly(socket as unknown as Readable, 4, 30_000);
+    assert.equal(header[0], 0, 'a FramebufferUpdate');
+    testLog.warn(`external viewer port, stalled reader: ${requests} full-update requests (${((requests * 1280 * 800 * 4) / (1 << 30)).toFixed(1)} GiB asked) in 10 s, RSS growth ${growth.toFixed(1)} MiB`);
+    assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
+    socket.destroy();
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'the relay to end');
+  });
+
+  test('a viewer that stops reading for 10 s while its relay sends as fast as an exec can: the RSS here grows by less than 20 MB', async () => {
+    // The screen above cannot outrun a loaded machine's docker exec; this relay stand-in can
+    // (a real exec streaming zeros), so without backpressure this test fails.
+    const { sandbox } = controller.runningSandbox()!;
+    const flooding = await listenForViewers({
+      openRelay: () => openStream(sandbox.exec(['cat', '/dev/zero'], { interactive: true })),
+      control,
+      viewerPrefix: 'external-flood',
+    });
+    const socket = await open(flooding.port);
+    await readExactly(socket as unknown as Readable, 1, SLOW_MS); // the exec is up and sending
+    socket.pause();
+    const growth = await rssGrowthDuring(() => new Promise((r) => setTimeout(r, 10_000)));
+    let after = 0;
+    socket.on('data', (d: Buffer) => (after += d.length));
+    socket.resume();
+    await waitFor(() => after > 4 << 20, 60_000, 'the stream to flow again once the viewer reads');
+    testLog.warn(`external viewer port, stalled reader of a flooding relay: RSS growth ${growth.toFixed(1)} MiB in 10 s`);
+    assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
+    socket.destroy();
+    await flooding.close();
+  });
+
+  test('a relay that stops reading while the viewer in control pastes for 10 s: the RSS here grows by less than 20 MB', async () => {
+    const { sandbox } = controller.runningSandbox()!;
+    // A relay stand-in that never reads its stdin: the stalled side is real (docker exec's pipe).
+    const stalled = await listenForViewers({
+      openRelay: () => openStream(sandbox.exec(['sleep', '3600'], { interactive: true })),
+      control: { ...control, holds: () => true },
+      viewerPrefix: 'external-stall',
+    });
+    const socket = await open(stalled.port);
+    socket.write('RFB 003.008\n');
+    socket.write(Buffer.from([1, 1])); // security None, ClientInit
+    // ClientCutText of 200 KB: it passes the gate whole (under the 256 KiB cap, in control).
+    const paste = Buffer.alloc(8 + 200_000, 0x61);
+    paste.fill(0, 0, 8);
+    paste[0] = 6;
+    paste.writeUInt32BE(200_000, 4);
+    const burst = Buffer.concat(Array.from({ length: 8 }, () => paste)); // 1.6 MB
+    let sent = 0;
+    const growth = await rssGrowthDuring(async () => {
+      const until = Date.now() + 10_000;
+      while (Date.now() < until) {
+        if (socket.write(burst)) {
+          sent += burst.length;
+          await new Promise((r) => setImmediate(r));
+        } else {
+          sent += burst.length;
+          await Promise.race([new Promise((r) => socket.once('drain', r)), new Promise((r) => setTimeout(r, until - Date.now()))]);
+        }
+      }
+    });
+    testLog.warn(`external viewer port, stalled relay: the viewer got ${(sent / (1 << 20)).toFixed(1)} MiB out in 10 s, RSS growth ${growth.toFixed(1)} MiB`);
+    assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
+    assert.ok(sent < 24 << 20, `backpressure reached the viewer (it sent ${sent} bytes)`);
+    socket.destroy();
+    await stalled.close();
+  });
+
   test('closing the listener ends every connection and its relay', async () => {
     const socket = await open(listener.port);
-    await rfbHandshake(socket as unknown as Readable, socket);
+    await rfbHandshake(socket as unknown as Readable, socket, SLOW_MS);
     await listener.close();
     await waitFor(() => socket.destroyed || socket.readableEnded, 5_000, 'the connection to close');
-    assert.equal(hostProcesses(`Bot Screen relay.*/${config.workspaceKey}/rfb\\.sock`).length, 0);
+    await waitFor(() => relays() === 0, 60_000, 'no relay');
   });
 });
 

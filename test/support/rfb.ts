@@ -41,9 +41,12 @@ export interface ServerInit {
   readonly name: string;
 }
 
-/** An RFB 3.8 client handshake with security type None, up to ServerInit. */
-export async function rfbHandshake(input: Readable, output: Writable): Promise<ServerInit> {
-  const banner = (await readExactly(input, 12)).toString('latin1');
+/**
+ * An RFB 3.8 client handshake with security type None, up to ServerInit. `timeoutMs` bounds the
+ * wait for the banner (a new relay's exec may start slowly on a loaded machine).
+ */
+export async function rfbHandshake(input: Readable, output: Writable, timeoutMs = 10_000): Promise<ServerInit> {
+  const banner = (await readExactly(input, 12, timeoutMs)).toString('latin1');
   output.write('RFB 003.008\n');
   const count = (await readExactly(input, 1))[0];
   if (count === 0) {
