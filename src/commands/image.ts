@@ -3,6 +3,7 @@ import { ScreenError } from '../core/problem';
 import type { Ctx } from '../ctx';
 import { problemMessage } from '../messages';
 import { pinImage } from '../settings';
+import { askPerson } from '../trust';
 
 /**
  * Switch image / Keep current image: the two answers to a pending default-image change. Both
@@ -44,7 +45,7 @@ async function switchImage(ctx: Ctx): Promise<void> {
         // The pinned image differs from the container's, so the start makes sure the new image
         // exists (pulling it if needed) before it replaces the old container.
         await ctx.controller.stop();
-        await ctx.controller.start();
+        await ctx.controller.start(askPerson);
       } catch (err) {
         const message = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
         ctx.log.error(message);

@@ -4,6 +4,7 @@ import type { Ctx } from '../ctx';
 import { problemMessage } from '../messages';
 import { DEFAULT_IMAGE } from '../settings';
 import { SCREEN_VIEW_ID } from '../screenViews';
+import { askPerson } from '../trust';
 
 /** The Debian packages that make the host able to run the screen (gateway placement). */
 export const HOST_DESKTOP_PACKAGES = [
@@ -14,7 +15,7 @@ export const HOST_DESKTOP_PACKAGES = [
 export function registerScreenCommands(ctx: Ctx): void {
   ctx.registerCommand('botScreen.start', async () => {
     void vscode.commands.executeCommand(`${SCREEN_VIEW_ID}.focus`);
-    await report(ctx, () => ctx.controller.start());
+    await report(ctx, () => ctx.controller.start(askPerson));
   });
   ctx.registerCommand('botScreen.stop', () => report(ctx, () => ctx.controller.stop()));
   ctx.registerCommand('botScreen.openInEditor', () => ctx.views.openInEditor());
@@ -27,6 +28,18 @@ async function report(ctx: Ctx, action: () => Promise<unknown>): Promise<void> {
     await action();
   } catch (err) {
     const message = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
+    if (err instanceof ScreenError && err.problem.code === 'needsConsent' && err.problem.declined) {
+      // The person just said no in the modal: nothing to report back to them.
+      ctx.log.info(message);
+      return;
+    }
+    if (err instanceof ScreenError && err.problem.code === 'untrusted') {
+      const manage = vscode.l10n.t('Manage Workspace Trust');
+      if ((await vscode.window.showWarningMessage(message, manage)) === manage) {
+        void vscode.commands.executeCommand('workbench.trust.manage');
+      }
+      return;
+    }
     ctx.log.error(message);
     const showLogs = vscode.l10n.t('Show Logs');
     if ((await vscode.window.showErrorMessage(message, showLogs)) === showLogs) {
