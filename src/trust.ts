@@ -61,7 +61,8 @@ export async function askPerson(question: StartQuestion): Promise<ConsentAnswer>
 
 /**
  * Tells the user, once per setting and window, that a workspace value of a user-only setting is
- * ignored, naming the setting and the file, with a button to the user settings.
+ * ignored, naming the settings and the file, with a button to the user settings. One notice for
+ * all of them: a workspace that sets four of them gets one toast, not four.
  */
 export class IgnoredSettingsNotice {
   private readonly told = new Set<string>();
@@ -69,27 +70,26 @@ export class IgnoredSettingsNotice {
   constructor(private readonly log: vscode.LogOutputChannel) {}
 
   check(): void {
-    for (const { id, file } of ignoredWorkspaceSettings()) {
-      if (this.told.has(id)) {
-        continue;
-      }
+    const fresh = ignoredWorkspaceSettings().filter(({ id }) => !this.told.has(id));
+    if (fresh.length === 0) {
+      return;
+    }
+    for (const { id, file } of fresh) {
       this.told.add(id);
       this.log.warn(`ignoring "${id}" from the workspace settings ${file}: it is read from the user settings only`);
-      const open = vscode.l10n.t('Open User Settings');
-      void vscode.window
-        .showWarningMessage(
-          vscode.l10n.t(
-            'Bot Screen ignores "{0}" in the workspace settings ({1}): it decides what runs on this machine, so only your user settings can set it.',
-            id,
-            file,
-          ),
-          open,
-        )
-        .then((answer) => {
-          if (answer === open) {
-            void vscode.commands.executeCommand('workbench.action.openSettings', `@id:${id}`);
-          }
-        });
     }
+    const ids = fresh.map(({ id }) => `"${id}"`).join(', ');
+    const files = [...new Set(fresh.map(({ file }) => file))].join(', ');
+    const open = vscode.l10n.t('Open User Settings');
+    const message =
+      fresh.length === 1
+        ? vscode.l10n.t('Bot Screen ignores {0} in the workspace settings ({1}): it decides what runs on this machine, so only your user settings can set it.', ids, files)
+        : vscode.l10n.t('Bot Screen ignores {0} in the workspace settings ({1}): they decide what runs on this machine, so only your user settings can set them.', ids, files);
+    void vscode.window.showWarningMessage(message, open).then((answer) => {
+      if (answer === open) {
+        const query = fresh.length === 1 ? `@id:${fresh[0].id}` : '@ext:botscreen.bot-screen';
+        void vscode.commands.executeCommand('workbench.action.openSettings', query);
+      }
+    });
   }
 }

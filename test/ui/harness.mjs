@@ -292,7 +292,7 @@ export async function updateSettings(server, settings) {
  * Opens the server's workbench on its workspace folder in Debian's chromium.
  * @returns {Promise<{ browser: import('playwright-core').Browser, page: import('playwright-core').Page, close(): Promise<void> }>}
  */
-export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeoutMs = 60_000 } = {}) {
+export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeoutMs = 60_000, trust = true } = {}) {
   const { chromium } = loadPlaywright();
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
@@ -310,7 +310,7 @@ export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeout
     const page = await context.newPage();
     await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}`, { timeout: loadTimeoutMs });
     await page.waitForSelector('.monaco-workbench', { timeout: loadTimeoutMs });
-    await answerTrustDialog(page, trustTimeoutMs);
+    await answerTrustDialog(page, trustTimeoutMs, trust);
     return { browser, page, close };
   } catch (err) {
     await close();
@@ -318,15 +318,18 @@ export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeout
   }
 }
 
-/** Clicks "Yes, I trust" if the workspace-trust dialog shows up within timeoutMs. */
-async function answerTrustDialog(page, timeoutMs) {
+/**
+ * Answers the workspace-trust dialog if it shows up within timeoutMs: "Yes, I trust", or with
+ * trust false "No, I don't trust" (the window then runs in Restricted Mode).
+ */
+async function answerTrustDialog(page, timeoutMs, trust = true) {
   const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: /trust/i }).first();
   try {
     await button.waitFor({ state: 'visible', timeout: timeoutMs });
   } catch {
     return false; // no dialog
   }
-  await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Yes/ }).first().click();
+  await page.locator('.monaco-dialog-box .monaco-button', { hasText: trust ? /^Yes/ : /^No/ }).first().click();
   await page.locator('.monaco-dialog-box').waitFor({ state: 'hidden', timeout: 10_000 });
   return true;
 }

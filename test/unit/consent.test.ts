@@ -13,6 +13,8 @@ import {
   type StartConsent,
   type StartQuestion,
 } from '../../src/core/consent';
+import { AgentActionRunner } from '../../src/core/agentTools';
+import type { Lease } from '../../src/core/lease';
 import { ScreenError, type Problem } from '../../src/core/problem';
 import { ScreenController } from '../../src/core/screen';
 import { settings, tempMarkers, testLog } from '../support/env';
@@ -131,6 +133,23 @@ describe('the controller', () => {
       assert.deepEqual(controller.status.problem, { code: 'untrusted' });
       await assert.rejects(controller.start(async () => 'yes'), (err) => problemOf(err).code === 'untrusted');
       await controller.stop();
+      assert.deepEqual(docker.calls(), [], 'the docker CLI was never run');
+    } finally {
+      controller.dispose();
+    }
+  });
+
+  test('in Restricted Mode every agent tool is refused with the untrusted problem and runs nothing', async () => {
+    const docker = fakeCli('docker', 'exit 0');
+    const controller = new ScreenController(() => settings({ docker: { cli: docker.path } }), testLog, tempMarkers(), { trusted: () => false });
+    const lease = { holder: 'agent', reason: 'test', since: new Date(0).toISOString(), epoch: 1 } as unknown as Lease;
+    const runner = new AgentActionRunner(controller, { assertAgentMayAct: () => lease, assertAgentStillActs: () => lease }, testLog);
+    try {
+      for (const [kind, input] of [['screenshot', {}], ['click', { x: 1, y: 1 }], ['type', { text: 'x' }], ['openUrl', { url: 'https://example.com/' }]] as const) {
+        const result = await runner.perform(kind, input);
+        assert.equal(result.status, 'problem', JSON.stringify(result));
+        assert.deepEqual((result as { problem: Problem }).problem, { code: 'untrusted' });
+      }
       assert.deepEqual(docker.calls(), [], 'the docker CLI was never run');
     } finally {
       controller.dispose();
