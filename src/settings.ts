@@ -122,7 +122,8 @@ export function readSettings(log: Logger): ScreenSettings {
       port: config.get<number | null>('sandbox.ssh.port') ?? undefined,
       identityFile: userStr('sandbox.ssh.identityFile'),
       path: userStr('sandbox.ssh.path') || 'ssh',
-      hostFromWorkspace: fromWorkspace(config, 'sandbox.ssh.host'),
+      // The destination is host, user and port: a workspace that changes any of them picks it.
+      hostFromWorkspace: ['sandbox.ssh.host', 'sandbox.ssh.user', 'sandbox.ssh.port'].some((key) => fromWorkspace(config, key)),
     },
     apptainer: {
       path: userStr('sandbox.apptainer.path') || 'apptainer',

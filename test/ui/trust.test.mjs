@@ -82,7 +82,8 @@ test('workspace settings that pick a program or move the screen are ignored; Sta
     });
     const old = oldContainer(folder);
     assert.match(old, /^[0-9a-f]{64}$/, 'the earlier container of ours');
-    workbench = await openWorkbench(server);
+    // A folder with a .vscode/settings.json gets the trust question (late, on a loaded machine).
+    workbench = await openWorkbench(server, { trustTimeoutMs: 30_000 });
     const { page } = workbench;
     const status = page.locator('.statusbar-item', { hasText: 'Screen:' }).first();
     await status.waitFor({ timeout: 60_000 });
@@ -123,10 +124,12 @@ test('workspace settings that pick a program or move the screen are ignored; Sta
     await dialog(page).waitFor({ timeout: 30_000 });
     await answerDialog(page, 'Keep Current Container');
     await waitFor(() => sh('docker', ['exec', old, 'pgrep', '-x', 'Xvnc']).trim() !== '', 60_000, 250, 'Xvnc in our container');
+    // Running (the indicator's filled circle): the start is over, so Stop is not queued behind it.
+    await status.locator('.codicon-circle-filled').waitFor({ timeout: 60_000 });
     assert.deepEqual(containersOf(folder), [old]);
     assert.deepEqual(screenOnThisMachine(folder), []);
     await runCommand(page, 'Bot Screen: Stop Screen');
-    await waitFor(() => sh('docker', ['exec', old, 'pgrep', '-x', 'Xvnc']).trim() === '', 15_000, 200, 'Stop to end Xvnc');
+    await waitFor(() => sh('docker', ['exec', old, 'pgrep', '-x', 'Xvnc']).trim() === '', 30_000, 200, 'Stop to end Xvnc');
 
     // Replace: only now is the old container removed, for one of the workspace's image.
     await runCommand(page, 'Bot Screen: Start Screen');
@@ -177,7 +180,7 @@ test('agent tools: the workspace\'s docker never runs, the screen never goes to 
       BOTSCREEN_EHT_OLD_IMAGE: OLD,
       BOTSCREEN_EHT_NEW_IMAGE: NEW,
     });
-    workbench = await openWorkbench(server);
+    workbench = await openWorkbench(server, { trustTimeoutMs: 30_000 });
     const remote = (p) => `vscode-remote://127.0.0.1:${server.port}${p}`;
     const payload = JSON.stringify([['extensionDevelopmentPath', remote(REPO_ROOT)], ['extensionTestsPath', remote(testsFile)]]);
     await workbench.page.goto(`${server.url}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(payload)}`);

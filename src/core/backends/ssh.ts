@@ -22,7 +22,7 @@ export interface SshSettings {
   readonly identityFile: string;
   /** The ssh client program. */
   readonly path: string;
-  /** The host comes from the workspace settings: a start there needs the user's approval once. */
+  /** The host, user or port comes from the workspace settings: a start there needs the user's approval once. */
   readonly hostFromWorkspace?: boolean;
 }
 
