@@ -161,6 +161,10 @@ test('agent tools: the workspace\'s docker never runs, the screen never goes to 
   let server;
   let workbench;
   try {
+    // The extension host inherits the server's environment, fixed when the server starts: the
+    // result and config files are named here, the config is written once the container exists.
+    const configFile = path.join(work, 'config.json');
+    Object.assign(process.env, { BOTSCREEN_EHT_RESULT: resultFile, BOTSCREEN_EHT_CONFIG: configFile });
     server = await startServer({ userSettings: { 'botScreen.idleStopMinutes': 0, 'botScreen.screen.geometry': '1024x640' } });
     const folder = server.workspace;
     writeWorkspaceSettings(folder, {
@@ -170,16 +174,13 @@ test('agent tools: the workspace\'s docker never runs, the screen never goes to 
       'botScreen.sandbox.docker.image': NEW,
     });
     const old = oldContainer(folder);
-    // The extension host inherits the server's environment: set before the window's extension
-    // host starts (it is started for the payload window below).
-    Object.assign(process.env, {
-      BOTSCREEN_EHT_RESULT: resultFile,
-      BOTSCREEN_EHT_RECORDER_LOG: path.join(work, 'calls'),
-      BOTSCREEN_EHT_CONTAINER: old,
-      BOTSCREEN_EHT_KEY: workspaceKey(folder),
-      BOTSCREEN_EHT_OLD_IMAGE: OLD,
-      BOTSCREEN_EHT_NEW_IMAGE: NEW,
-    });
+    fs.writeFileSync(configFile, JSON.stringify({
+      recorderLog: path.join(work, 'calls'),
+      container: old,
+      key: workspaceKey(folder),
+      oldImage: OLD,
+      newImage: NEW,
+    }));
     workbench = await openWorkbench(server, { trustTimeoutMs: 30_000 });
     const remote = (p) => `vscode-remote://127.0.0.1:${server.port}${p}`;
     const payload = JSON.stringify([['extensionDevelopmentPath', remote(REPO_ROOT)], ['extensionTestsPath', remote(testsFile)]]);

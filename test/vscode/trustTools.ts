@@ -43,11 +43,8 @@ async function invoke(name: string, input: object): Promise<string> {
 
 export async function run(): Promise<void> {
   const resultFile = process.env.BOTSCREEN_EHT_RESULT;
-  const recorderLog = String(process.env.BOTSCREEN_EHT_RECORDER_LOG);
-  const container = String(process.env.BOTSCREEN_EHT_CONTAINER);
-  const key = String(process.env.BOTSCREEN_EHT_KEY);
-  const oldImage = String(process.env.BOTSCREEN_EHT_OLD_IMAGE);
-  const newImage = String(process.env.BOTSCREEN_EHT_NEW_IMAGE);
+  // Written by the driver once the workspace and its container exist.
+  const { recorderLog, container, key, oldImage, newImage } = JSON.parse(fs.readFileSync(String(process.env.BOTSCREEN_EHT_CONFIG), 'utf8')) as Record<string, string>;
   const results: CaseResult[] = [];
   let fatal: string | undefined;
   const recorded = () => fs.readFileSync(recorderLog, 'utf8');
