@@ -165,7 +165,11 @@ test('agent tools: the workspace\'s docker never runs, the screen never goes to 
     // result and config files are named here, the config is written once the container exists.
     const configFile = path.join(work, 'config.json');
     Object.assign(process.env, { BOTSCREEN_EHT_RESULT: resultFile, BOTSCREEN_EHT_CONFIG: configFile });
-    server = await startServer({ userSettings: { 'botScreen.idleStopMinutes': 0, 'botScreen.screen.geometry': '1024x640' } });
+    // Trust off: the workspace counts as trusted (the extension development window would ask
+    // again); this test is about what a trusted workspace still may not decide.
+    server = await startServer({
+      userSettings: { 'security.workspace.trust.enabled': false, 'botScreen.idleStopMinutes': 0, 'botScreen.screen.geometry': '1024x640' },
+    });
     const folder = server.workspace;
     writeWorkspaceSettings(folder, {
       'botScreen.sandbox.docker.path': docker.program,
@@ -181,7 +185,7 @@ test('agent tools: the workspace\'s docker never runs, the screen never goes to 
       oldImage: OLD,
       newImage: NEW,
     }));
-    workbench = await openWorkbench(server, { trustTimeoutMs: 30_000 });
+    workbench = await openWorkbench(server);
     const remote = (p) => `vscode-remote://127.0.0.1:${server.port}${p}`;
     const payload = JSON.stringify([['extensionDevelopmentPath', remote(REPO_ROOT)], ['extensionTestsPath', remote(testsFile)]]);
     await workbench.page.goto(`${server.url}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(payload)}`);
