@@ -37,9 +37,6 @@ test('agent tools through vscode.lm.invokeTool in the real extension host', { ti
     });
     server = await startServer({
       userSettings: {
-        // The extension development window asks for workspace trust again and nobody answers
-        // there; in Restricted Mode Bot Screen runs nothing (test/ui/trust.test.mjs).
-        'security.workspace.trust.enabled': false,
         'botScreen.sandbox.backend': 'docker',
         'botScreen.screen.geometry': `${WIDTH}x${HEIGHT}`,
         'botScreen.idleStopMinutes': 0,

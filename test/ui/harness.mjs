@@ -35,6 +35,10 @@ export const DEFAULT_SETTINGS = {
   'extensions.autoCheckUpdates': false,
   'extensions.autoUpdate': false,
   'extensions.ignoreRecommendations': true,
+  // Workspace trust off: every window is trusted without the startup question, which on a loaded
+  // machine can come after any fixed wait and then blocks the palette (and the extension
+  // development window asks again). Tests of Restricted Mode turn it on (test/ui/trust.test.mjs).
+  'security.workspace.trust.enabled': false,
 };
 
 let playwright;
