@@ -7,6 +7,7 @@ import { ScreenController } from './core/screen';
 import { readSettings, workspaceKey } from './settings';
 import { ScreenViews } from './screenViews';
 import { PlacementStatusBar } from './statusBar';
+import { approvedHosts, IgnoredSettingsNotice } from './trust';
 
 /**
  * The one owner of the extension's VS Code objects: everything registered here is disposed on
@@ -26,7 +27,19 @@ export class Ctx implements vscode.Disposable {
     this.control = this.own(new Control(leases));
     this.controller = new ScreenController(() => readSettings(this.log), this.withProgress(this.log), markers, {
       humanHasControl: () => this.control.humanHolds(),
+      // Restricted Mode: nothing runs, not even a probe.
+      trusted: () => vscode.workspace.isTrusted,
+      hosts: approvedHosts(extension.globalState),
     });
+    const notice = new IgnoredSettingsNotice(this.log);
+    notice.check();
+    this.own(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('botScreen')) {
+          notice.check();
+        }
+      }),
+    );
     this.own({ dispose: () => this.controller.dispose() });
     this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
     this.own(new PlacementStatusBar(this.controller, this.control));

@@ -7,7 +7,7 @@ import { registerScreenCommands } from './commands/screen';
 import { registerScreenshotCommands } from './commands/screenshot';
 import { registerTerminalCommands } from './commands/terminal';
 import { Ctx } from './ctx';
-import { migrateRetiredImage } from './settings';
+import { migrateRetiredImage, userSetting } from './settings';
 import { registerAgentTools } from './tools';
 
 let ctx: Ctx | undefined;
@@ -23,14 +23,26 @@ export function activate(context: vscode.ExtensionContext): void {
   registerAgentTools(current);
   registerExternalViewerCommands(current);
   registerBrowserCommands(current);
-  // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
-  // a slow Docker daemon must not hold up activation.
+  if (!vscode.workspace.isTrusted) {
+    // Restricted Mode: nothing runs (the controller refuses too); trusting the window resumes.
+    void current.controller.attach();
+    context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => resume(current)));
+    return;
+  }
+  resume(current);
+}
+
+/**
+ * A screen that outlived a window reload is found again; nothing is created here but what the
+ * user's own autoStart asks for (a workspace's autoStart is ignored). Not awaited: a slow Docker
+ * daemon must not hold up activation.
+ */
+function resume(current: Ctx): void {
   void migrateRetiredImage(current.log)
     .catch((err: unknown) => current.log.warn(`settings migration failed: ${String(err)}`))
     .then(() => current.controller.attach())
     .then(() => {
-      const autoStart = vscode.workspace.getConfiguration('botScreen').get<boolean>('autoStart');
-      if (autoStart && current.controller.status.state !== 'running') {
+      if (userSetting<boolean>('autoStart') === true && current.controller.status.state !== 'running') {
         void vscode.commands.executeCommand('botScreen.start');
       }
     });

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Placement } from './core/placement';
+import type { StartQuestion } from './core/consent';
 import type { Problem } from './core/problem';
 import type { ScreenStatus } from './core/screen';
 import { DEFAULT_IMAGE } from './settings';
@@ -72,6 +73,10 @@ export function problemMessage(problem: Problem): string {
         : vscode.l10n.t('The pod {0} was not found in the context\'s namespace. Bot Screen never creates pods: check "botScreen.sandbox.kubernetes.pod".', problem.pod);
     case 'podNotRunning':
       return vscode.l10n.t('The pod {0} is {1}, not Running. Start it, then start the screen.', problem.pod, problem.phase);
+    case 'untrusted':
+      return vscode.l10n.t('This workspace is in Restricted Mode, where Bot Screen runs nothing. Trust the workspace ("Workspaces: Manage Workspace Trust") to use the screen; an agent must ask the user to do so.');
+    case 'needsConsent':
+      return consentMessage(problem.question, problem.declined);
   }
 }
 
@@ -81,6 +86,26 @@ export function problemMessage(problem: Problem): string {
  */
 export function imageBuildCost(): string {
   return vscode.l10n.t('about 1 GB of disk, typically 2 to 10 minutes depending on the network');
+}
+
+/** A start that waits for a person's yes: for an agent, a refusal that tells it to ask the user. */
+function consentMessage(question: StartQuestion, declined: boolean): string {
+  if (declined) {
+    return question.kind === 'replaceContainer'
+      ? vscode.l10n.t('The screen was not started: replacing the container {0} was not confirmed.', question.container)
+      : vscode.l10n.t('The screen was not started: running it on {0} was not confirmed.', question.host);
+  }
+  return question.kind === 'replaceContainer'
+    ? vscode.l10n.t(
+        'The screen needs the user\'s confirmation before it replaces the sandbox container {0} (image {1}) with one of the image {2} that the workspace settings ask for; nothing was changed. Ask the user to run "Bot Screen: Start Screen".',
+        question.container,
+        question.currentImage,
+        question.image,
+      )
+    : vscode.l10n.t(
+        'The screen needs the user\'s confirmation before it runs on the SSH host {0}, which the workspace settings name and the user has not approved; nothing was run there. Ask the user to run "Bot Screen: Start Screen".',
+        question.host,
+      );
 }
 
 export function sandboxGoneMessage(): string {

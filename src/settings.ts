@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
 import { parseBackend, parsePlacementSetting } from './core/placement';
@@ -20,14 +22,80 @@ export const DEFAULT_PIDS_LIMIT = 2048;
 
 const warned = new Set<string>();
 
+/**
+ * Settings that pick a program to run on this machine, or move the screen onto it: read from the
+ * user settings only (in a remote window, the user's and the remote machine's). A workspace
+ * settings file can be written by a cloned repository or by the agent itself, so its values of
+ * these are ignored, and the user is told (ignoredWorkspaceSettings).
+ */
+export const USER_ONLY_SETTINGS = [
+  'placement',
+  'sandbox.backend',
+  'autoStart',
+  'sandbox.docker.path',
+  'sandbox.podman.path',
+  'sandbox.ssh.path',
+  'sandbox.ssh.identityFile',
+  'sandbox.apptainer.path',
+  'sandbox.kubernetes.path',
+] as const;
+export type UserOnlySetting = (typeof USER_ONLY_SETTINGS)[number];
+
+/** The user's value of a user-only setting (else its default); the workspace's never counts. */
+export function userSetting<T>(key: UserOnlySetting): T | undefined {
+  const scopes = vscode.workspace.getConfiguration('botScreen').inspect<T>(key);
+  return scopes?.globalValue ?? scopes?.defaultValue;
+}
+
+/** A workspace value of a user-only setting that differs from the one used, and where it is written. */
+export interface IgnoredSetting {
+  /** The full id, `botScreen.sandbox.docker.path`. */
+  readonly id: string;
+  readonly file: string;
+}
+
+export function ignoredWorkspaceSettings(): IgnoredSetting[] {
+  const config = vscode.workspace.getConfiguration('botScreen');
+  const ignored: IgnoredSetting[] = [];
+  for (const key of USER_ONLY_SETTINGS) {
+    const scopes = config.inspect(key);
+    const used = scopes?.globalValue ?? scopes?.defaultValue;
+    if (scopes?.workspaceValue !== undefined && !isDeepStrictEqual(scopes.workspaceValue, used)) {
+      ignored.push({ id: `botScreen.${key}`, file: workspaceSettingsFile() });
+    }
+  }
+  return ignored;
+}
+
+/** The file that holds this window's workspace settings (a .code-workspace, or the folder's). */
+function workspaceSettingsFile(): string {
+  const file = vscode.workspace.workspaceFile;
+  if (file && file.scheme !== 'untitled') {
+    return file.fsPath;
+  }
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return folder ? path.join(folder, '.vscode', 'settings.json') : 'settings.json';
+}
+
+/**
+ * Whether a sandbox-naming value (an image, an SSH host) is the workspace's own choice: a
+ * workspace value that differs from the user's. Such a value may name a sandbox, but replacing a
+ * container or going to a new host for it asks first.
+ */
+function fromWorkspace(config: vscode.WorkspaceConfiguration, key: string): boolean {
+  const scopes = config.inspect<unknown>(key);
+  const workspace = scopes?.workspaceValue ?? scopes?.workspaceFolderValue;
+  return workspace !== undefined && !isDeepStrictEqual(workspace, scopes?.globalValue);
+}
+
 /** Reads the settings for one action. Unknown values are reported once in the log. */
 export function readSettings(log: Logger): ScreenSettings {
   const config = vscode.workspace.getConfiguration('botScreen');
-  const placement = parsePlacementSetting(config.get('placement'));
+  const placement = parsePlacementSetting(userSetting('placement'));
   if (placement.unknown !== undefined) {
     warnOnce(log, `botScreen.placement "${placement.unknown}" is not auto, terminal or gateway; using auto`);
   }
-  const backendRaw = String(config.get('sandbox.backend') ?? 'docker');
+  const backendRaw = String(userSetting('sandbox.backend') ?? 'docker');
   const backend = parseBackend(backendRaw);
   if (backend.unknown !== undefined) {
     warnOnce(log, `botScreen.sandbox.backend "${backend.unknown}" is not a known backend; the screen is refused`);
@@ -39,33 +107,37 @@ export function readSettings(log: Logger): ScreenSettings {
     backendRaw,
     geometry: String(config.get('screen.geometry') ?? DEFAULT_GEOMETRY).trim(),
     docker: {
-      cli: String(config.get('sandbox.docker.path') || 'docker'),
+      cli: String(userSetting('sandbox.docker.path') || 'docker'),
       image: String(config.get(IMAGE_SETTING) || DEFAULT_IMAGE).trim(),
       imagePinned: isPinned(config, IMAGE_SETTING),
+      imageFromWorkspace: fromWorkspace(config, IMAGE_SETTING),
       container: String(config.get('sandbox.docker.container') ?? '').trim(),
       pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
     },
     podman: {
-      cli: str(config, 'sandbox.podman.path') || 'podman',
+      cli: userStr('sandbox.podman.path') || 'podman',
       image: str(config, 'sandbox.podman.image') || DEFAULT_IMAGE,
       container: str(config, 'sandbox.podman.container'),
       pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
       imagePinned: isPinned(config, 'sandbox.podman.image'),
+      imageFromWorkspace: fromWorkspace(config, 'sandbox.podman.image'),
     },
     ssh: {
       host: str(config, 'sandbox.ssh.host'),
       user: str(config, 'sandbox.ssh.user'),
       port: config.get<number | null>('sandbox.ssh.port') ?? undefined,
-      identityFile: str(config, 'sandbox.ssh.identityFile'),
-      path: str(config, 'sandbox.ssh.path') || 'ssh',
+      identityFile: userStr('sandbox.ssh.identityFile'),
+      path: userStr('sandbox.ssh.path') || 'ssh',
+      // The destination is host, user and port: a workspace that changes any of them picks it.
+      hostFromWorkspace: ['sandbox.ssh.host', 'sandbox.ssh.user', 'sandbox.ssh.port'].some((key) => fromWorkspace(config, key)),
     },
     apptainer: {
-      path: str(config, 'sandbox.apptainer.path') || 'apptainer',
+      path: userStr('sandbox.apptainer.path') || 'apptainer',
       image: str(config, 'sandbox.apptainer.image'),
       instance: str(config, 'sandbox.apptainer.instance'),
     },
     kubernetes: {
-      path: str(config, 'sandbox.kubernetes.path') || 'kubectl',
+      path: userStr('sandbox.kubernetes.path') || 'kubectl',
       context: str(config, 'sandbox.kubernetes.context'),
       namespace: str(config, 'sandbox.kubernetes.namespace'),
       pod: str(config, 'sandbox.kubernetes.pod'),
@@ -90,12 +162,12 @@ function warnOnce(log: Logger, message: string): void {
 }
 
 /**
- * Pinned means written by the user in any scope, even to the default value: a value comparison
- * could not tell "chose the default on purpose" from "never chose".
+ * Pinned means written by the user in the user settings, even to the default value: a value
+ * comparison could not tell "chose the default on purpose" from "never chose". A pinned image
+ * replaces our container without a question, so a workspace value never pins (it asks instead).
  */
 function isPinned(config: vscode.WorkspaceConfiguration, setting: string): boolean {
-  const scopes = config.inspect<string>(setting);
-  return [scopes?.globalValue, scopes?.workspaceValue, scopes?.workspaceFolderValue].some((value) => value !== undefined);
+  return config.inspect<string>(setting)?.globalValue !== undefined && !fromWorkspace(config, setting);
 }
 
 /** Pins the image in the user's settings (Switch pins the target, Keep pins the current one). */
@@ -145,4 +217,8 @@ export function readImageBuildSettings(): ImageBuildSettings {
 
 function str(config: vscode.WorkspaceConfiguration, key: string): string {
   return String(config.get(key) ?? '').trim();
+}
+
+function userStr(key: UserOnlySetting): string {
+  return String(userSetting(key) ?? '').trim();
 }

@@ -6,6 +6,7 @@ import { isValidImage } from '../core/validate';
 import type { Ctx } from '../ctx';
 import { imageBuildCost, problemMessage } from '../messages';
 import { pinImage, readImageBuildSettings, readSettings } from '../settings';
+import { askPerson } from '../trust';
 
 /**
  * The sandbox image: Build Sandbox Image (the default image is built here from the context the
@@ -22,13 +23,13 @@ export function registerImageCommands(ctx: Ctx): void {
 /** Start, building the default image first when the user agrees to. */
 export async function startScreen(ctx: Ctx): Promise<void> {
   try {
-    await ctx.controller.start();
+    await ctx.controller.start(askPerson);
   } catch (err) {
     if (!(err instanceof ScreenError && err.problem.code === 'imageMissing' && err.problem.buildable)) {
       throw err;
     }
     if (await askToBuild(ctx, true)) {
-      await ctx.controller.start();
+      await ctx.controller.start(askPerson);
     }
   }
 }
@@ -179,7 +180,7 @@ async function switchImage(ctx: Ctx): Promise<void> {
         // The pinned image differs from the container's, so the start makes sure the new image
         // exists (pulling it if needed) before it replaces the old container.
         await ctx.controller.stop();
-        await ctx.controller.start();
+        await ctx.controller.start(askPerson);
       } catch (err) {
         const message = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
         ctx.log.error(message);

@@ -28,6 +28,18 @@ async function report(ctx: Ctx, action: () => Promise<unknown>): Promise<void> {
     await action();
   } catch (err) {
     const message = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
+    if (err instanceof ScreenError && err.problem.code === 'needsConsent' && err.problem.declined) {
+      // The person just said no in the modal: nothing to report back to them.
+      ctx.log.info(message);
+      return;
+    }
+    if (err instanceof ScreenError && err.problem.code === 'untrusted') {
+      const manage = vscode.l10n.t('Manage Workspace Trust');
+      if ((await vscode.window.showWarningMessage(message, manage)) === manage) {
+        void vscode.commands.executeCommand('workbench.trust.manage');
+      }
+      return;
+    }
     ctx.log.error(message);
     const showLogs = vscode.l10n.t('Show Logs');
     if ((await vscode.window.showErrorMessage(message, showLogs)) === showLogs) {

@@ -1,3 +1,5 @@
+import type { StartQuestion } from './consent';
+
 /**
  * Everything that can keep a screen from running, as data. The extension turns each into a
  * localised sentence; core code never writes user-facing prose.
@@ -30,7 +32,11 @@ export type Problem =
   | { readonly code: 'badKubeName'; readonly kind: 'pod' | 'namespace' | 'container' | 'context'; readonly value: string }
   | { readonly code: 'podNotSet' }
   | { readonly code: 'podNotFound'; readonly pod: string; readonly namespace: string }
-  | { readonly code: 'podNotRunning'; readonly pod: string; readonly phase: string };
+  | { readonly code: 'podNotRunning'; readonly pod: string; readonly phase: string }
+  /** The workspace is not trusted (Restricted Mode): nothing runs. */
+  | { readonly code: 'untrusted' }
+  /** A start needs a person's yes (`declined`: they said no; else nobody could be asked). */
+  | { readonly code: 'needsConsent'; readonly question: StartQuestion; readonly declined: boolean };
 
 export class ScreenError extends Error {
   constructor(readonly problem: Problem) {

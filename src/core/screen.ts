@@ -6,6 +6,7 @@ import type { ApptainerSettings } from './backends/apptainer';
 import type { KubernetesSettings } from './backends/kubernetes';
 import type { SshSettings } from './backends/ssh';
 import { backendFor } from './backends/index';
+import { cannotAsk, NO_HOSTS, type ConsentAnswer, type HostMemory, type StartConsent, type StartQuestion } from './consent';
 import {
   EXIT_MISSING_BINARIES,
   EXIT_START_TIMEOUT,
@@ -62,6 +63,13 @@ export interface ControllerOptions {
   readonly idleCheckMs?: number;
   /** True while a person holds control: the screen then never idles out. */
   readonly humanHasControl?: () => boolean;
+  /**
+   * False while the workspace is not trusted (Restricted Mode): then nothing runs at all, not
+   * even a probe. Absent means trusted.
+   */
+  readonly trusted?: () => boolean;
+  /** SSH hosts named by a workspace that the user approved (kept across windows). */
+  readonly hosts?: HostMemory;
 }
 
 /** The screen that is running, and everything needed to reach it again. */
@@ -129,11 +137,15 @@ export class ScreenController {
    */
   attach(): Promise<void> {
     return this.serialize(async () => {
+      if (!this.trusted()) {
+        this.setStatus({ state: 'blocked', placement: this.placement(), problem: { code: 'untrusted' } });
+        return;
+      }
       const owner = await this.recordedOwner();
       if (owner === 'gone' || owner === 'unknown') {
         return;
       }
-      const target = owner ?? (await this.settingsTarget(false));
+      const target = owner ?? (await this.settingsTarget(undefined));
       if (!target) {
         const placement = this.placement();
         const problem = this.placementProblem(placement);
@@ -151,8 +163,17 @@ export class ScreenController {
     });
   }
 
-  start(): Promise<ScreenStatus> {
+  /**
+   * Starts the screen (or adopts the running one). `ask` puts the questions a start must not
+   * answer alone (see consent.ts) to a person; without it (an agent tool) they are refused.
+   */
+  start(ask?: (question: StartQuestion) => Promise<ConsentAnswer>): Promise<ScreenStatus> {
     return this.serialize(async () => {
+      if (!this.trusted()) {
+        this.fail('blocked', this.placement(), { code: 'untrusted' });
+      }
+      const hosts = this.options.hosts;
+      const consent: StartConsent = ask ? { ask, hosts: hosts ?? NO_HOSTS } : cannotAsk(hosts);
       const settings = this.settings();
       // A screen recorded elsewhere (the settings changed since) is adopted, not duplicated.
       const owner = await this.recordedOwner();
@@ -167,9 +188,15 @@ export class ScreenController {
       this.setStatus({ state: 'starting', placement });
       let target: Live;
       try {
-        target = owner && typeof owner === 'object' ? owner : (await this.settingsTarget(true))!;
+        target = owner && typeof owner === 'object' ? owner : (await this.settingsTarget(consent))!;
       } catch (err) {
-        this.fail('blocked', placement, problemOf(err));
+        const problem = problemOf(err);
+        if (problem.code === 'needsConsent') {
+          // Nothing changed: the screen is as stopped as before, and the caller says why.
+          this.setStatus({ state: 'stopped', placement });
+          throw err;
+        }
+        this.fail('blocked', placement, problem);
       }
       const { sandbox } = target;
       const { command, input } = launcherCommand(sandbox, settings.workspaceKey, {
@@ -201,8 +228,11 @@ export class ScreenController {
   /** Stops the screen in the sandbox that hosts it: the recorded owner wins over the settings. */
   stop(): Promise<ScreenStatus> {
     return this.serialize(async () => {
+      if (!this.trusted()) {
+        return this.current;
+      }
       const owner = await this.recordedOwner();
-      const target = typeof owner === 'object' ? owner : (this.live ?? (await this.settingsTarget(false).catch(() => undefined)));
+      const target = typeof owner === 'object' ? owner : (this.live ?? (await this.settingsTarget(undefined).catch(() => undefined)));
       this.stopLiveness();
       clearInterval(this.idleTimer);
       this.live = undefined;
@@ -309,14 +339,14 @@ export class ScreenController {
     return { placement: marker.placement, backend, sandbox };
   }
 
-  /** The sandbox the current settings point at, created when `create` (a start). */
-  private async settingsTarget(create: boolean): Promise<Live | undefined> {
+  /** The sandbox the current settings point at, created for a start (which brings `consent`). */
+  private async settingsTarget(consent: StartConsent | undefined): Promise<Live | undefined> {
     const placement = this.placement();
     if (!placement || this.placementProblem(placement)) {
       return undefined;
     }
     const backend = backendFor(placement, this.settings(), this.log)!;
-    const sandbox = create ? await backend.prepare() : await backend.find().catch((err: unknown) => {
+    const sandbox = consent ? await backend.prepare(consent) : await backend.find().catch((err: unknown) => {
       this.log.debug(`no sandbox to attach to: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     });
@@ -377,6 +407,10 @@ export class ScreenController {
     }
   }
 
+  private trusted(): boolean {
+    return this.options.trusted?.() ?? true;
+  }
+
   private placementProblem(placement: Placement | undefined): Problem | undefined {
     if (!placement) {
       return { code: 'refused', backend: this.settings().backendRaw };
@@ -406,6 +440,9 @@ export class ScreenController {
    * offer Switch / Keep. Failures only mean "no question to ask now".
    */
   private async refreshImageSwitch(): Promise<void> {
+    if (!this.trusted()) {
+      return;
+    }
     const placement = this.current.placement ?? this.placement();
     const backend = placement?.where === 'sandbox' ? backendFor(placement, this.settings(), this.log) : undefined;
     const imageSwitch = backend?.pendingSwitch ? await backend.pendingSwitch().catch(() => undefined) : undefined;

@@ -35,6 +35,10 @@ export const DEFAULT_SETTINGS = {
   'extensions.autoCheckUpdates': false,
   'extensions.autoUpdate': false,
   'extensions.ignoreRecommendations': true,
+  // Workspace trust off: every window is trusted without the startup question, which on a loaded
+  // machine can come after any fixed wait and then blocks the palette (and the extension
+  // development window asks again). Tests of Restricted Mode turn it on (test/ui/trust.test.mjs).
+  'security.workspace.trust.enabled': false,
 };
 
 let playwright;
@@ -311,7 +315,7 @@ export function workbenchUrl(server) {
  * whether VS Code asked to trust the folder; the answer is yes unless `answerTrust` is false.
  * @returns {Promise<{ browser: import('playwright-core').Browser, page: import('playwright-core').Page, close(): Promise<void>, trustAsked: boolean }>}
  */
-export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeoutMs = 60_000, answerTrust = true } = {}) {
+export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeoutMs = 60_000, answerTrust = true, trust = true } = {}) {
   const { chromium } = loadPlaywright();
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
@@ -329,7 +333,7 @@ export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeout
     const page = await context.newPage();
     await page.goto(workbenchUrl(server), { timeout: loadTimeoutMs });
     await page.waitForSelector('.monaco-workbench', { timeout: loadTimeoutMs });
-    const trustAsked = await answerTrustDialog(page, trustTimeoutMs, answerTrust);
+    const trustAsked = await answerTrustDialog(page, trustTimeoutMs, answerTrust, trust);
     return { browser, page, close, trustAsked };
   } catch (err) {
     await close();
@@ -337,8 +341,12 @@ export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeout
   }
 }
 
-/** Clicks "Yes, I trust" (when `answer`) if the workspace-trust dialog shows up within timeoutMs. */
-async function answerTrustDialog(page, timeoutMs, answer = true) {
+/**
+ * Answers the workspace-trust dialog if it shows up within timeoutMs: "Yes, I trust", or with
+ * trust false "No, I don't trust" (the window then runs in Restricted Mode); with answer false it
+ * is left open. Returns whether it was asked.
+ */
+async function answerTrustDialog(page, timeoutMs, answer = true, trust = true) {
   const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: /trust/i }).first();
   try {
     await button.waitFor({ state: 'visible', timeout: timeoutMs });
@@ -346,7 +354,7 @@ async function answerTrustDialog(page, timeoutMs, answer = true) {
     return false; // no dialog
   }
   if (!answer) return true;
-  await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Yes/ }).first().click();
+  await page.locator('.monaco-dialog-box .monaco-button', { hasText: trust ? /^Yes/ : /^No/ }).first().click();
   await page.locator('.monaco-dialog-box').waitFor({ state: 'hidden', timeout: 10_000 });
   return true;
 }

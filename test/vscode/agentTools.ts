@@ -232,7 +232,8 @@ export async function run(): Promise<void> {
       ['under a refused placement the tools return the refusal sentence and start nothing', async () => {
         await vscode.commands.executeCommand('botScreen.stop');
         const config = vscode.workspace.getConfiguration('botScreen');
-        await config.update('sandbox.backend', 'modal', vscode.ConfigurationTarget.Workspace);
+        // The user's own setting: a workspace's backend is ignored (it picks what runs here).
+        await config.update('sandbox.backend', 'modal', vscode.ConfigurationTarget.Global);
         try {
           await waitFor(() => vscode.workspace.getConfiguration('botScreen').get('sandbox.backend') === 'modal', 5000, 'the setting');
           for (const [name, input] of [['bot-screen_screenshot', {}], ['bot-screen_click', { x: 1, y: 1 }]] as const) {
@@ -244,7 +245,7 @@ export async function run(): Promise<void> {
           }
           check(sh('docker', ['exec', id, 'pgrep', '-x', 'Xvnc']).trim() === '', 'the stopped screen was not started again');
         } finally {
-          await config.update('sandbox.backend', undefined, vscode.ConfigurationTarget.Workspace);
+          await config.update('sandbox.backend', 'docker', vscode.ConfigurationTarget.Global);
         }
       }],
     ];

@@ -7,9 +7,10 @@ import { build } from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-export async function bundleExtensionHostTests(outfile) {
+/** `entry`: the test module in test/vscode/ (agentTools.ts unless another is named). */
+export async function bundleExtensionHostTests(outfile, entry = 'agentTools.ts') {
   await build({
-    entryPoints: [path.join(here, 'agentTools.ts')],
+    entryPoints: [path.join(here, entry)],
     outfile,
     bundle: true,
     platform: 'node',

@@ -1,4 +1,5 @@
 import type { Command } from '../command';
+import type { StartConsent } from '../consent';
 import type { RunResult } from '../runner';
 import { ScreenError, type Problem } from '../problem';
 import { run } from '../runner';
@@ -19,8 +20,12 @@ export type Liveness = 'alive' | 'gone' | 'unknown';
  * everything runs through the runner.
  */
 export interface SandboxBackend {
-  /** The sandbox for a start: created or reused as the backend's rules say. */
-  prepare(): Promise<Sandbox>;
+  /**
+   * The sandbox for a start: created or reused as the backend's rules say. A step the workspace
+   * asks for but the user has not approved (replacing a container, a new SSH host) goes through
+   * `consent` first; without one it is refused.
+   */
+  prepare(consent?: StartConsent): Promise<Sandbox>;
   /** The sandbox of a screen that may already run; never creates or starts anything. */
   find(): Promise<Sandbox | undefined>;
   /** A sandbox from a recorded identity (a marker), without checking it. */

@@ -1,3 +1,4 @@
+import { approveReplacement, cannotAsk, type StartConsent } from '../consent';
 import type { Logger } from '../logger';
 import { ScreenError } from '../problem';
 import { run } from '../runner';
@@ -13,8 +14,10 @@ export interface DockerSettings {
   /** An existing container to attach to (the agent's own); empty means "ours". */
   readonly container: string;
   readonly pidsLimit: number;
-  /** The user wrote the image setting in some scope (even to the default value). */
+  /** The user wrote the image setting in the user settings (even to the default value). */
   readonly imagePinned: boolean;
+  /** The image comes from the workspace settings: replacing our container for it needs a yes. */
+  readonly imageFromWorkspace?: boolean;
 }
 
 
@@ -36,7 +39,7 @@ export class DockerBackend implements SandboxBackend {
     this.docker = new DockerCli(config.cli, flavour);
   }
 
-  async prepare(): Promise<Sandbox> {
+  async prepare(consent: StartConsent = cannotAsk()): Promise<Sandbox> {
     await this.checkDaemon();
     if (this.config.container) {
       return this.attachNamed(this.config.container);
@@ -46,9 +49,11 @@ export class DockerBackend implements SandboxBackend {
     }
     const existing = await this.findManaged();
     const name = containerName(this.workspaceKey);
-    if (existing && this.config.imagePinned) {
+    if (existing && (this.config.imagePinned || this.config.imageFromWorkspace)) {
       const current = await this.containerImage(existing.id);
-      if (current !== undefined && current !== this.config.image) {
+      const source = this.config.imageFromWorkspace ? 'workspace' : 'user';
+      const question = { kind: 'replaceContainer', backend: this.docker.backend, container: name, currentImage: current ?? '', image: this.config.image } as const;
+      if (current !== undefined && (await approveReplacement(consent, source, question))) {
         // The new image must exist before the old container goes; if it cannot be had, the
         // old container stays exactly as it is.
         await this.ensureImage(existing.id);
@@ -71,7 +76,8 @@ export class DockerBackend implements SandboxBackend {
 
   /** A default-image change waiting for the user's decision; never for a container not ours. */
   async pendingSwitch(): Promise<ImageSwitch | undefined> {
-    if (this.config.container || this.config.imagePinned) {
+    // A workspace's image is asked about at Start: Switch would copy it into the user settings.
+    if (this.config.container || this.config.imagePinned || this.config.imageFromWorkspace) {
       return undefined;
     }
     const existing = await this.findManaged();

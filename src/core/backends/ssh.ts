@@ -3,6 +3,7 @@ import { chmodSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { Command } from '../command';
+import { approveHost, cannotAsk, type StartConsent } from '../consent';
 import type { Logger } from '../logger';
 import { ScreenError } from '../problem';
 import { shellJoin } from '../quote';
@@ -21,6 +22,8 @@ export interface SshSettings {
   readonly identityFile: string;
   /** The ssh client program. */
   readonly path: string;
+  /** The host, user or port comes from the workspace settings: a start there needs the user's approval once. */
+  readonly hostFromWorkspace?: boolean;
 }
 
 /** Where a screen's commands go: validated, never taken from a shell. */
@@ -192,8 +195,11 @@ export class SshBackend implements SandboxBackend {
   ) {}
 
   /** Validates the settings, then logs in once (which also opens the control master). */
-  async prepare(): Promise<Sandbox> {
-    const sandbox = this.sandboxFor(sshDestination(this.config));
+  async prepare(consent: StartConsent = cannotAsk()): Promise<Sandbox> {
+    const destination = sshDestination(this.config);
+    // Before the first connection: even a login to a host can run what its ssh_config says.
+    await approveHost(consent, sshIdentityId(destination), this.config.hostFromWorkspace === true);
+    const sandbox = this.sandboxFor(destination);
     const probe = await this.probe(sandbox);
     if (probe.exitCode !== 0) {
       throw new ScreenError({ code: 'sshFailed', host: sandbox.name, detail: sshDetail(probe) });
@@ -201,8 +207,15 @@ export class SshBackend implements SandboxBackend {
     return sandbox;
   }
 
-  /** The configured host, not contacted: the launcher's status call is the real question. */
+  /**
+   * The configured host, not contacted: the launcher's status call is the real question. A host
+   * from the workspace settings is reached only by a start (which asks) or through the marker of
+   * one, never just because a window opened.
+   */
   async find(): Promise<Sandbox | undefined> {
+    if (this.config.hostFromWorkspace) {
+      return undefined;
+    }
     return this.sandboxFor(sshDestination(this.config));
   }
 
