@@ -10,7 +10,7 @@
 # is skipped for a fresh private directory, never an error the user cannot fix.
 set -u
 umask 077
-uid=$(id -u)
+uid=$EUID
 key=${1:?key}
 case $key in *[!A-Za-z0-9_-]* | '') echo "botscreen: bad key" >&2; exit 2 ;; esac
 
@@ -18,7 +18,7 @@ case $key in *[!A-Za-z0-9_-]* | '') echo "botscreen: bad key" >&2; exit 2 ;; esa
 enter_private() {
   local want=$1 p st i=0 paths dot
   cd -P -- "$want" 2>/dev/null || return 1
-  here=$(pwd -P) || return 1
+  here=$PWD # after cd -P: the physical path
   paths=("$here")
   p=$here
   while [ -n "$p" ]; do

@@ -15,7 +15,8 @@ key=${1:?key}
 mode=${2:?mode}
 case $key in *[!A-Za-z0-9_-]* | '') echo "botscreen: bad key" >&2; exit 2 ;; esac
 # The physical path the bootstrap entered and checked; the only one used and published.
-rdir=$(pwd -P)
+cd -P . || exit 2
+rdir=$PWD
 [ "${rdir##*/}" = "$key" ] || { echo "botscreen: not in the runtime dir of $key" >&2; exit 2; }
 base=${rdir%/*}
 

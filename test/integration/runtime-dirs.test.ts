@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { DockerBackend } from '../../src/core/backends/docker';
 import { SshBackend, controlPath, sshDestination } from '../../src/core/backends/ssh';
@@ -127,6 +127,8 @@ interface Place {
   readonly victimUid: number;
   /** The victim's temp dir there. */
   readonly tmp: string;
+  /** The same directory seen from this machine (a container's through /proc/PID/root): checks without an exec. */
+  readonly tmpHere: string;
   readonly config: ScreenSettings;
   asRoot(script: string, ...args: string[]): string;
   asAttacker(script: string, ...args: string[]): string;
@@ -150,6 +152,7 @@ function hostPlace(name: string, victimUid: number, tmp: string, config: ScreenS
     name,
     victimUid,
     tmp,
+    tmpHere: tmp,
     config,
     asRoot: (script, ...args) => execFileSync('sh', ['-c', script, 'sh', ...args], { encoding: 'utf8' }),
     asAttacker: (script, ...args) => execFileSync('setpriv', [...setpriv, 'sh', '-c', script, 'sh', ...args], { encoding: 'utf8' }),
@@ -163,12 +166,14 @@ function hostPlace(name: string, victimUid: number, tmp: string, config: ScreenS
 }
 
 function dockerPlace(containerId: string, config: ScreenSettings, sandbox: () => Promise<Sandbox>): Place {
+  const pid = execFileSync('docker', ['inspect', '--format', '{{.State.Pid}}', containerId], { encoding: 'utf8' }).trim();
   const exec = (user: string, script: string, args: string[]) =>
     execFileSync('docker', ['exec', '-u', user, containerId, 'sh', '-c', script, 'sh', ...args], { encoding: 'utf8' });
   return {
     name: 'docker',
     victimUid: 1000,
     tmp: '/tmp',
+    tmpHere: `/proc/${pid}/root/tmp`,
     config,
     asRoot: (script, ...args) => exec('root', script, args),
     asAttacker: (script, ...args) => exec('bsatk', script, args),
@@ -221,7 +226,13 @@ function privateBase(place: Place): RegExp {
  * sockets were never connected to. With `reset`, the victim's dirs are then removed.
  */
 function assertUntouched(place: Place, key: string, trap: string, decoy: string | undefined, when: string, reset = false): void {
-  const out = place.asRoot(SNAPSHOT, place.tmp, String(place.victimUid), trap, decoy ?? trap, reset ? '1' : '0').split('\n');
+  // Run here, on the place's temp dir as this machine sees it (one exec less per run in a container).
+  const here = (path: string) => place.tmpHere + path.slice(place.tmp.length);
+  const out = execFileSync('sh', ['-c', SNAPSHOT, 'sh', place.tmpHere, String(place.victimUid), here(trap), here(decoy ?? trap), reset ? '1' : '0'], {
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .map((line) => line.replace(`${place.tmpHere}/`, `${place.tmp}/`));
   const seen: Entry[] = out
     .filter((line) => line.startsWith('E '))
     .map((line) => {
@@ -299,11 +310,16 @@ function attacks(placeOf: () => Place, controllerOf: () => ScreenController): vo
     const key = place.config.workspaceKey;
     resetVictim(place);
     const trap = await plantTrap(place, key);
-    place.asAttacker('ln -s "$1" "$2"', trap, `${place.tmp}/botscreen-${place.victimUid}`);
-    await startAndCheck(place, controllerOf(), 'planted symlink');
-    await controllerOf().stop();
-    assertUntouched(place, key, trap, undefined, 'planted symlink');
-    place.asAttacker('rm -f "$1"', `${place.tmp}/botscreen-${place.victimUid}`);
+    const name = `${place.tmp}/botscreen-${place.victimUid}`;
+    place.asAttacker('ln -s "$1" "$2"', trap, name);
+    try {
+      await startAndCheck(place, controllerOf(), 'planted symlink');
+      await controllerOf().stop();
+      assertUntouched(place, key, trap, undefined, 'planted symlink');
+    } finally {
+      await controllerOf().stop().catch(() => undefined);
+      place.asAttacker('rm -f "$1"', name);
+    }
   });
 
   test('a directory pre-created by the attacker: skipped for a fresh private one, never an error', async () => {
@@ -313,14 +329,18 @@ function attacks(placeOf: () => Place, controllerOf: () => ScreenController): vo
     const trap = await plantTrap(place, key);
     const name = `${place.tmp}/botscreen-${place.victimUid}`;
     place.asAttacker('mkdir -m 0777 "$1" && mkdir -m 0777 "$1/$2" && cp "$3/$2/launcher.sh" "$1/$2/" && chmod 0777 "$1" "$1/$2"', name, key, trap);
-    await startAndCheck(place, controllerOf(), 'pre-created dir');
-    // Found again by the next calls (status, stop), not a new one each time.
-    const again = await controllerOf().start();
-    assert.equal(again.screen!.adopted, true, 'the second start adopts the screen in the fallback dir');
-    await controllerOf().stop();
-    assertUntouched(place, key, trap, undefined, 'pre-created dir');
-    assert.equal(place.asRoot('ls -A "$1/$2"', name, key).split('\n').filter(Boolean).sort().join(' '), 'launcher.sh', 'nothing written in the attacker\'s dir');
-    place.asAttacker('rm -rf "$1"', name);
+    try {
+      await startAndCheck(place, controllerOf(), 'pre-created dir');
+      // Found again by the next calls (status, stop), not a new one each time.
+      const again = await controllerOf().start();
+      assert.equal(again.screen!.adopted, true, 'the second start adopts the screen in the fallback dir');
+      await controllerOf().stop();
+      assertUntouched(place, key, trap, undefined, 'pre-created dir');
+      assert.equal(place.asRoot('ls -A "$1/$2"', name, key).trim(), 'launcher.sh', 'nothing written in the attacker\'s dir');
+    } finally {
+      await controllerOf().stop().catch(() => undefined);
+      place.asAttacker('rm -rf "$1"', name);
+    }
   });
 
   test(`a symlink flipped in a loop during ${RUNS} launcher runs and ${FULL_STARTS} full starts`, async () => {
@@ -402,6 +422,48 @@ describe('on this machine (gateway): the victim is the user running VS Code', ()
     } finally {
       delete process.env.XDG_RUNTIME_DIR;
     }
+  });
+});
+
+describe('the relay connects only to a socket of its own user', () => {
+  /** Runs the relay on this machine with bytes on its stdin; its exit code and stderr. */
+  async function relayTo(path: string): Promise<{ exitCode: number | null; stderr: string; stdout: string }> {
+    const relay = openStream(rfbRelayCommand(hostSandbox('local'), path));
+    let stdout = '';
+    relay.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('latin1')));
+    relay.stdin.write('RFB 003.008\nsecret keys');
+    setTimeout(() => relay.stdin.end(), 1_000);
+    const done = await Promise.race([relay.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 30_000))]);
+    relay.kill();
+    return { exitCode: done?.exitCode ?? null, stderr: done?.stderr ?? 'did not exit', stdout };
+  }
+
+  test('a symlink, a socket in another user\'s dir, or one whose server runs as another user: refused, not a byte sent', async () => {
+    const place = hostPlace('relay', process.getuid!(), hostTmp, settings(), async () => hostSandbox('local'), attacker);
+    const trap = `${hostTmp}/atk-relay-${tag}`;
+    place.asAttacker('mkdir -m 0777 "$1" && : >"$1/log" && chmod 0666 "$1/log"', trap);
+    place.spawnAttacker(LOGGER, `${trap}/log`, `${trap}/a`, `${trap}/b`);
+    const log = () => readFileSync(`${trap}/log`, 'utf8').split('\n').filter((l) => l && l !== 'ready');
+    await waitFor(() => readFileSync(`${trap}/log`, 'utf8').includes('ready'), 20_000, 'the attacker\'s logger');
+    const own = mkdtempSync(`${hostTmp}/own-`);
+
+    symlinkSync(`${trap}/a`, `${own}/link`);
+    const viaLink = await relayTo(`${own}/link`);
+    assert.equal(viaLink.exitCode, 2);
+    assert.match(viaLink.stderr, /is a symlink|not a socket of uid/);
+    const direct = await relayTo(`${trap}/a`);
+    assert.equal(direct.exitCode, 2);
+    assert.match(direct.stderr, /not private to uid|not a socket of uid/);
+    assert.deepEqual(log(), [], 'no connection at all: refused before connecting');
+
+    // The attacker's listening socket moved into our own dir and given to us: the path checks
+    // pass, the server's uid (SO_PEERCRED) does not.
+    execFileSync('sh', ['-c', 'mv "$1" "$2" && chown 0:0 "$2"', 'sh', `${trap}/b`, `${own}/b`]);
+    const moved = await relayTo(`${own}/b`);
+    assert.equal(moved.exitCode, 2);
+    assert.match(moved.stderr, /does not run as uid/);
+    assert.deepEqual(log().filter((l) => l.startsWith('bytes')), [], 'not a byte sent');
+    assert.equal(moved.stdout, '', 'nothing of the attacker\'s relayed back');
   });
 });
 
