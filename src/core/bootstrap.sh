@@ -71,8 +71,9 @@ else
   fi
 fi
 [ -n "$found" ] || { echo "botscreen: no private runtime directory could be made under $tmp" >&2; exit 2; }
-mkdir -m 0700 -- "$here/$key" 2>/dev/null
-[ ! -L "$here/$key" ] && enter_private "$here/$key" || { echo "botscreen: unsafe runtime dir $here/$key" >&2; exit 2; }
+base=$here
+mkdir -m 0700 -- "$base/$key" 2>/dev/null
+[ ! -L "$base/$key" ] && enter_private "$base/$key" || { echo "botscreen: unsafe runtime dir $base/$key" >&2; exit 2; }
 # Renamed into place: a running bash reads its script lazily, an in-place rewrite would corrupt
 # the live supervisor.
 cat >.launcher.new && mv -f -- .launcher.new launcher.sh || exit 2
