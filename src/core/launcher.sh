@@ -1,7 +1,8 @@
 # Bot Screen launcher: the same script on this machine and inside every sandbox.
 #
 # It arrives on the exec stream's stdin (never in argv, which is capped at 128 KiB); the
-# bootstrap in launcher.ts stores it as RDIR/launcher.sh and runs it as
+# bootstrap (bootstrap.sh) proves the runtime dir private, stores the script there as
+# launcher.sh and runs it from inside that dir (the working directory) as
 #   launcher.sh KEY start GEOMETRY TIMEOUT_S   start or adopt the screen, print its env
 #   launcher.sh KEY stop                      stop the screen's whole session
 #   launcher.sh KEY status                    print the env of a live screen, else exit 1
@@ -13,9 +14,11 @@ umask 077
 key=${1:?key}
 mode=${2:?mode}
 case $key in *[!A-Za-z0-9_-]* | '') echo "botscreen: bad key" >&2; exit 2 ;; esac
-base="${TMPDIR:-/tmp}/botscreen-$(id -u)"
-rdir="$base/$key"
-cd "$rdir" || exit 2
+# The physical path the bootstrap entered and checked; the only one used and published.
+cd -P . || exit 2
+rdir=$PWD
+[ "${rdir##*/}" = "$key" ] || { echo "botscreen: not in the runtime dir of $key" >&2; exit 2; }
+base=${rdir%/*}
 
 required="Xvnc xauth xdpyinfo xprop xsetroot dbus-run-session xfsettingsd xfwm4 xfdesktop xfce4-panel python3 setsid flock pkill"
 
@@ -41,20 +44,36 @@ print_env() {
   echo "BOTSCREEN_ADOPTED=$1"
 }
 
-# Removes an X display's lock and socket only when the pid in the lock is dead.
-clear_stale_display() {
-  local n=$1 pid
-  [ -e "/tmp/.X$n-lock" ] || { [ -e "/tmp/.X11-unix/X$n" ] && return 1; return 0; }
-  pid=$(tr -dc '0-9' <"/tmp/.X$n-lock" 2>/dev/null)
-  if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then return 1; fi
-  rm -f "/tmp/.X$n-lock" "/tmp/.X11-unix/X$n" 2>/dev/null
-  [ ! -e "/tmp/.X$n-lock" ]
+# Whether X display $1 is free for us. Locks and sockets of other users are skipped, never read
+# (a lock can be a FIFO or a symlink) and never block the start: the next display is tried. A
+# stale lock or socket of our own (its pid dead) is removed. A name someone listens on (an X
+# server, or a squatter on the abstract socket that X clients try first) is taken.
+display_free() {
+  local lock=/tmp/.X$1-lock sock=/tmp/.X11-unix/X$1 pid
+  case $listening in *" $sock "* | *" @$sock "*) return 1 ;; esac
+  if [ -e "$lock" ] || [ -L "$lock" ]; then
+    [ ! -L "$lock" ] && [ -f "$lock" ] && [ -O "$lock" ] || return 1
+    pid=$(tr -dc '0-9' <"$lock" 2>/dev/null)
+    if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then return 1; fi
+    rm -f "$lock" 2>/dev/null
+  fi
+  if [ -e "$sock" ] || [ -L "$sock" ]; then
+    [ ! -L "$sock" ] && [ -O "$sock" ] || return 1
+    rm -f "$sock" 2>/dev/null
+  fi
+  [ ! -e "$lock" ] && [ ! -L "$lock" ] && [ ! -e "$sock" ] && [ ! -L "$sock" ]
+}
+
+# The names of every bound unix socket (abstract ones start with @), for display_free.
+read_listening() {
+  listening=" $(awk 'NF >= 8 { printf "%s ", $8 }' /proc/net/unix 2>/dev/null)"
 }
 
 pick_display() {
   local n
-  for n in $(seq 20 99); do
-    if clear_stale_display "$n"; then echo ":$n"; return 0; fi
+  read_listening
+  for n in $(seq 20 999); do
+    if display_free "$n"; then echo ":$n"; return 0; fi
   done
   return 1
 }
@@ -86,12 +105,12 @@ stop_screen() {
   local display
   display=$(sed -n 's/^DISPLAY=:\([0-9]*\)$/\1/p' env 2>/dev/null)
   rm -f rfb.sock env env.tmp launcher.pid
-  [ -n "$display" ] && clear_stale_display "$display" >/dev/null
+  [ -n "$display" ] && read_listening && display_free "$display"
   echo "BOTSCREEN_STOPPED=$stopped"
 }
 
 start_screen() {
-  local geometry=${1:?geometry} timeout=${2:-20} missing="" b pid i display
+  local geometry=${1:?geometry} timeout=${2:-20} missing="" b pid i display attempt
   if running; then print_env 1; return 0; fi
   for b in $required; do command -v "$b" >/dev/null 2>&1 || missing="$missing $b"; done
   if [ -n "$missing" ]; then echo "BOTSCREEN_MISSING=${missing# }"; return 3; fi
@@ -99,15 +118,20 @@ start_screen() {
   # One start at a time per user, so two screens never pick the same display.
   exec 9>"$base/.start.lock"
   flock -w 30 9 || { echo "botscreen: another start holds the lock" >&2; return 4; }
-  display=$(pick_display) || { echo "botscreen: no free X display between :20 and :99" >&2; return 4; }
-  echo "$geometry" >geometry
-  # fd 9 (the lock) must not leak into the screen, or the next start would wait on it.
-  setsid -f bash "$rdir/launcher.sh" "$key" run "$display" "$geometry" >launcher.log 2>&1 </dev/null 9>&-
-  for i in $(seq 1 $((timeout * 10))); do
-    if running; then print_env 0; return 0; fi
-    pid=$(cat launcher.pid 2>/dev/null)
-    if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then break; fi
-    sleep 0.1
+  # Someone else may take the display between the pick and Xvnc's own lock: then the next one.
+  for attempt in 1 2 3; do
+    display=$(pick_display) || { echo "botscreen: no free X display between :20 and :999" >&2; return 4; }
+    echo "$geometry" >geometry
+    rm -f launcher.pid
+    # fd 9 (the lock) must not leak into the screen, or the next start would wait on it.
+    setsid -f bash "$rdir/launcher.sh" "$key" run "$display" "$geometry" >launcher.log 2>&1 </dev/null 9>&-
+    for i in $(seq 1 $((timeout * 10))); do
+      if running; then print_env 0; return 0; fi
+      pid=$(cat launcher.pid 2>/dev/null)
+      if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then break; fi
+      sleep 0.1
+    done
+    grep -qE 'already active|Cannot establish any listening sockets' launcher.log || break
   done
   echo "botscreen: the screen did not come up within ${timeout}s; launcher log:" >&2
   tail -c 2000 launcher.log >&2

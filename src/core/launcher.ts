@@ -1,22 +1,9 @@
+import BOOTSTRAP from './bootstrap.sh';
 import LAUNCHER_SCRIPT from './launcher.sh';
 import type { Command } from './command';
 import type { Sandbox } from './sandbox';
 
 export { LAUNCHER_SCRIPT };
-
-/**
- * Stores the launcher (arriving on stdin) in the user's private runtime dir and runs it.
- * The dir must be owned by the user running it: another user could pre-create a shared /tmp
- * path. The new copy is renamed into place, because a running bash reads its script lazily and
- * an in-place rewrite would corrupt the live supervisor.
- */
-const BOOTSTRAP = [
-  'umask 077',
-  'b="${TMPDIR:-/tmp}/botscreen-$(id -u)"',
-  'mkdir -p -- "$b/$1" && [ -O "$b" ] && [ -O "$b/$1" ] || { echo "botscreen: unsafe runtime dir $b" >&2; exit 2; }',
-  'cat >"$b/$1/.launcher.new" && mv -f -- "$b/$1/.launcher.new" "$b/$1/launcher.sh" || exit 2',
-  'exec bash "$b/$1/launcher.sh" "$@"',
-].join('\n');
 
 export type LauncherMode =
   | { readonly mode: 'start'; readonly geometry: string; readonly timeoutSeconds: number }

@@ -76,7 +76,12 @@ export function ensureSshUser(): { uid: number; gid: number; home: string } {
   return { uid: Number(uid), gid: Number(gid), home };
 }
 
-export async function startSshd(): Promise<Sshd> {
+export interface SshdOptions {
+  /** Environment of every session (sshd's SetEnv), e.g. a TMPDIR of the test's own. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   for (const program of [SSHD, SSH, '/usr/bin/ssh-keygen']) {
     if (!existsSync(program)) {
       throw new Error(`${program} is missing: run scripts/setup-sshd-deps.sh`);
@@ -123,6 +128,7 @@ export async function startSshd(): Promise<Sshd> {
         'X11Forwarding no',
         'PrintMotd no',
         'LogLevel VERBOSE',
+        ...Object.entries(options.env ?? {}).map(([name, value]) => `SetEnv ${name}=${value}`),
         '',
       ].join('\n'),
       { mode: 0o600 },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chownSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -8,7 +8,7 @@ import {
   SshBackend,
   SshCli,
   controlPath,
-  ensureControlDir,
+  privateDir,
   parseSshIdentityId,
   sshDestination,
   sshIdentityId,
@@ -217,31 +217,47 @@ describe('ssh login, liveness and markers', () => {
 });
 
 describe('the control socket directory', () => {
-  test('is created 0700, and a too-open one is tightened', () => {
+  test('is created 0700 and named by its physical path', () => {
     const base = mkdtempSync(join(tmpdir(), 'botscreen-ctl-'));
-    const path = join(base, 'ctl');
-    ensureControlDir(path);
-    assert.equal(lstatSync(path).mode & 0o777, 0o700);
-    rmSync(path, { recursive: true });
-    mkdirSync(path, { mode: 0o755 });
-    ensureControlDir(path);
-    assert.equal(lstatSync(path).mode & 0o777, 0o700);
-    rmSync(base, { recursive: true });
+    const alias = join(tmpdir(), `botscreen-ctl-alias-${process.pid}`);
+    symlinkSync(base, alias);
+    try {
+      const path = privateDir(join(alias, 'ctl'));
+      assert.equal(path, join(realpathSync(base), 'ctl'), 'no symlink in what is used afterwards');
+      assert.equal(lstatSync(path).mode & 0o777, 0o700);
+    } finally {
+      rmSync(alias);
+      rmSync(base, { recursive: true });
+    }
   });
 
-  test('a symlink or another user\'s directory is refused', () => {
+  test('a too-open one, a symlink, another user\'s directory or an open parent is not used', () => {
     const base = mkdtempSync(join(tmpdir(), 'botscreen-ctl-'));
-    const target = join(base, 'elsewhere');
-    mkdirSync(target, { mode: 0o700 });
-    const link = join(base, 'link');
-    symlinkSync(target, link);
-    assert.equal(codeOf(() => ensureControlDir(link)), 'unsafeControlDir');
-    if (process.getuid!() === 0) {
-      const foreign = join(base, 'foreign');
-      mkdirSync(foreign, { mode: 0o700 });
-      chownSync(foreign, 65534, 65534);
-      assert.equal(codeOf(() => ensureControlDir(foreign)), 'unsafeControlDir');
+    try {
+      const open = join(base, 'open');
+      mkdirSync(open, { mode: 0o700 });
+      chmodSync(open, 0o755);
+      assert.equal(privateDir(open), undefined, 'a socket may have been planted while it was open');
+      assert.equal(lstatSync(open).mode & 0o777, 0o755, 'left as it was');
+      const target = join(base, 'elsewhere');
+      mkdirSync(target, { mode: 0o700 });
+      const link = join(base, 'link');
+      symlinkSync(target, link);
+      assert.equal(privateDir(link), undefined);
+      const shared = join(base, 'shared');
+      mkdirSync(shared);
+      chmodSync(shared, 0o777);
+      assert.equal(privateDir(join(shared, 'ctl')), undefined, 'anyone could rename it away');
+      chmodSync(shared, 0o1777);
+      assert.ok(privateDir(join(shared, 'ctl')), 'a sticky parent like /tmp is fine');
+      if (process.getuid!() === 0) {
+        const foreign = join(base, 'foreign');
+        mkdirSync(foreign, { mode: 0o700 });
+        chownSync(foreign, 65534, 65534);
+        assert.equal(privateDir(foreign), undefined);
+      }
+    } finally {
+      rmSync(base, { recursive: true });
     }
-    rmSync(base, { recursive: true });
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
 import type { Command } from '../command';
 import { approveHost, cannotAsk, type StartConsent } from '../consent';
 import type { Logger } from '../logger';
@@ -109,36 +109,97 @@ export function parseSshIdentityId(id: string): SshDestination {
   return sshDestination({ host, user: match[1] ?? '', port: match[3] === undefined ? undefined : Number(match[3]) });
 }
 
-/** A private per-user directory for the control sockets: short, so the socket path fits. */
+/**
+ * `path` as a private directory, created 0700 when absent: its physical path when it is ours,
+ * mode 0700, not a symlink, and below directories that only root or we can rename entries of;
+ * else undefined. Anyone who could plant a socket there could hijack the multiplexed session.
+ */
+export function privateDir(path: string): string | undefined {
+  const uid = process.getuid!();
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      return undefined;
+    }
+  }
+  try {
+    const st = lstatSync(path);
+    if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o7777) !== 0o700) {
+      return undefined;
+    }
+    const real = realpathSync(path);
+    const again = lstatSync(real);
+    if (again.ino !== st.ino || again.dev !== st.dev) {
+      return undefined;
+    }
+    for (let dir = dirname(real); ; dir = dirname(dir)) {
+      const up = lstatSync(dir);
+      if (!up.isDirectory() || (up.uid !== 0 && up.uid !== uid) || ((up.mode & 0o022) !== 0 && (up.mode & 0o1000) === 0)) {
+        return undefined;
+      }
+      if (dir === dirname(dir)) {
+        return real;
+      }
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+let resolvedControlDir: string | undefined;
+
+/**
+ * The private per-user directory for the control sockets (short, so the socket path fits):
+ * `$XDG_RUNTIME_DIR/botscreen-ssh`, else `botscreen-ssh-<uid>` in the temp dir; when another
+ * user holds that name, a fresh `botscreen-ssh-<uid>.XXXXXX` of ours (found again by name,
+ * since no one else can make a directory owned by us). Resolved once, proven again on each use.
+ */
 export function controlDir(): string {
-  return `/tmp/botscreen-ssh-${process.getuid?.() ?? 'user'}`;
+  if (process.getuid === undefined) {
+    return join(tmpdir(), 'botscreen-ssh'); // no uids (Windows), and no ControlMaster either
+  }
+  if (resolvedControlDir !== undefined && privateDir(resolvedControlDir) === resolvedControlDir) {
+    return resolvedControlDir;
+  }
+  const uid = process.getuid();
+  const xdg = process.env.XDG_RUNTIME_DIR;
+  const named = `botscreen-ssh-${uid}`;
+  let found = (xdg && isAbsolute(xdg) ? privateDir(join(xdg, 'botscreen-ssh')) : undefined) ?? privateDir(join(tmpdir(), named));
+  if (found === undefined) {
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(tmpdir()).filter((name) => name.startsWith(`${named}.`)).sort();
+    } catch {
+      // an unreadable temp dir: only a fresh directory can help
+    }
+    for (const name of entries) {
+      if (!lstatSync(join(tmpdir(), name), { throwIfNoEntry: false })?.isSymbolicLink()) {
+        found = privateDir(join(tmpdir(), name));
+        if (found !== undefined) {
+          break;
+        }
+      }
+    }
+  }
+  if (found === undefined) {
+    try {
+      found = privateDir(mkdtempSync(join(tmpdir(), `${named}.`)));
+    } catch {
+      // reported below
+    }
+  }
+  if (found === undefined) {
+    throw new ScreenError({ code: 'unsafeControlDir', path: join(tmpdir(), named) });
+  }
+  resolvedControlDir = found;
+  return found;
 }
 
 /** One control socket per destination (a master authenticated as one user is never reused for another). */
 export function controlPath(d: SshDestination): string {
   const hash = createHash('sha256').update(`${d.user}\0${d.host}\0${d.port ?? ''}`).digest('hex').slice(0, 12);
   return `${controlDir()}/${hash}`;
-}
-
-/**
- * Creates the control socket directory 0700, or proves an existing one is ours, a real
- * directory and private: anyone who can write there could hijack the multiplexed session.
- */
-export function ensureControlDir(dir = controlDir()): void {
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new ScreenError({ code: 'unsafeControlDir', path: dir });
-    }
-  }
-  const st = lstatSync(dir);
-  if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== process.getuid())) {
-    throw new ScreenError({ code: 'unsafeControlDir', path: dir });
-  }
-  if ((st.mode & 0o777) !== 0o700) {
-    chmodSync(dir, 0o700);
-  }
 }
 
 /**
@@ -257,7 +318,7 @@ export class SshBackend implements SandboxBackend {
 
   private cli(d: SshDestination): SshCli {
     const identity = identityPath(this.config.identityFile);
-    ensureControlDir();
+    controlDir(); // proven before any command is built, so a failure names the directory at once
     return new SshCli(this.config.path || 'ssh', d, identity);
   }
 
