@@ -5,6 +5,7 @@ import type { ActionKind, AgentAction, Point, Screenshot } from './core/agentAct
 import { AgentActionRunner, type ActionResult } from './core/agentTools';
 import type { Ctx } from './ctx';
 import { problemMessage } from './messages';
+import { CONFIRM_TEXT_MAX, INLINE_TEXT_MAX, markdownCodeBlock, markdownCodeSpan, showText, urlFacts } from './core/toolMessages';
 
 /**
  * The agent tools as VS Code language-model tools (`contributes.languageModelTools`): any chat
@@ -33,7 +34,10 @@ export function registerAgentTools(ctx: Ctx): AgentActionRunner {
   for (const { name, kind } of AGENT_TOOLS) {
     ctx.own(
       vscode.lm.registerTool<unknown>(name, {
-        prepareInvocation: (options) => ({ invocationMessage: invocationMessage(kind, options.input) }),
+        prepareInvocation: (options) => ({
+          invocationMessage: invocationMessage(kind, options.input),
+          confirmationMessages: confirmationMessages(kind, options.input),
+        }),
         invoke: async (options, token) => {
           const abort = new AbortController();
           const cancel = token.onCancellationRequested(() => abort.abort());
@@ -164,8 +168,31 @@ function doneMessage(action: AgentAction, size: { width: number; height: number 
   }
 }
 
-function invocationMessage(kind: ActionKind, input: unknown): string {
-  const i = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+function inputFields(input: unknown): Record<string, unknown> {
+  return (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+}
+
+/** A string field as the model sent it (anything else shown as JSON, so a bad input is visible too). */
+function field(input: unknown, name: string): string {
+  const value = inputFields(input)[name];
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+}
+
+/** One line of Markdown (no links, no HTML) for the chat's progress line. */
+function markdown(value: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(value);
+  md.isTrusted = false;
+  md.supportHtml = false;
+  return md;
+}
+
+function inline(text: string): string {
+  const shown = showText(text, INLINE_TEXT_MAX, true);
+  return markdownCodeSpan(shown.truncated ? `${shown.shown}…` : shown.shown);
+}
+
+function invocationMessage(kind: ActionKind, input: unknown): string | vscode.MarkdownString {
+  const i = inputFields(input);
   switch (kind) {
     case 'screenshot':
       return vscode.l10n.t('Taking a screenshot of the Bot Screen');
@@ -177,14 +204,57 @@ function invocationMessage(kind: ActionKind, input: unknown): string {
       return vscode.l10n.t('Dragging on the Bot Screen');
     case 'scroll':
       return vscode.l10n.t('Scrolling on the Bot Screen');
-    case 'type':
-      return vscode.l10n.t('Typing on the Bot Screen');
+    case 'type': {
+      const text = field(input, 'text');
+      return markdown(vscode.l10n.t('Typing {0} ({1} characters) on the Bot Screen', inline(text), Array.from(text).length));
+    }
     case 'key':
-      return vscode.l10n.t('Pressing {0} on the Bot Screen', String(i.chord).slice(0, 100));
+      return markdown(vscode.l10n.t('Pressing {0} on the Bot Screen', inline(field(input, 'chord'))));
     case 'openUrl':
-      return vscode.l10n.t('Opening a URL on the Bot Screen');
+      return markdown(vscode.l10n.t('Opening {0} on the Bot Screen', inline(field(input, 'url'))));
     case 'wait':
       return vscode.l10n.t('Waiting');
+  }
+}
+
+/**
+ * What the person is asked before the agent types, presses keys or opens a page: the exact input,
+ * so "allow" (and "always allow") is a choice about what will happen. Looking and pointing
+ * (screenshot, move, wait, and the pointer actions) run without asking.
+ */
+function confirmationMessages(kind: ActionKind, input: unknown): vscode.LanguageModelToolConfirmationMessages | undefined {
+  switch (kind) {
+    case 'type': {
+      const shown = showText(field(input, 'text'), CONFIRM_TEXT_MAX);
+      const lines = [vscode.l10n.t('The agent wants to type this text ({0} characters) into whatever has the keyboard focus on the Bot Screen:', shown.total), '', markdownCodeBlock(shown.shown)];
+      if (shown.truncated) {
+        lines.push('', vscode.l10n.t('Only the first {0} of {1} characters are shown.', CONFIRM_TEXT_MAX, shown.total));
+      }
+      return { title: vscode.l10n.t('Type on the Bot Screen?'), message: markdown(lines.join('\n')) };
+    }
+    case 'key':
+      return {
+        title: vscode.l10n.t('Press keys on the Bot Screen?'),
+        message: markdown(vscode.l10n.t('The agent wants to press {0} on the Bot Screen.', markdownCodeSpan(showText(field(input, 'chord'), CONFIRM_TEXT_MAX, true).shown))),
+      };
+    case 'openUrl': {
+      const url = field(input, 'url');
+      const shown = showText(url, CONFIRM_TEXT_MAX * 4, true);
+      const facts = urlFacts(url);
+      const lines = [vscode.l10n.t('The agent wants to open this address in the browser on the Bot Screen:'), '', markdownCodeBlock(shown.shown)];
+      if (shown.truncated) {
+        lines.push('', vscode.l10n.t('Only the first {0} of {1} characters are shown.', CONFIRM_TEXT_MAX * 4, shown.total));
+      }
+      if (facts) {
+        lines.push('', vscode.l10n.t('Site: {0}', markdownCodeSpan(showText(facts.host, CONFIRM_TEXT_MAX, true).shown)));
+        if (facts.insecure) {
+          lines.push('', vscode.l10n.t('The address is plain http: the page travels unencrypted.'));
+        }
+      }
+      return { title: vscode.l10n.t('Open a web page on the Bot Screen?'), message: markdown(lines.join('\n')) };
+    }
+    default:
+      return undefined;
   }
 }
 
