@@ -29,14 +29,15 @@ export interface ShownText {
 
 /**
  * The first `max` code points of `text` (never splitting a surrogate pair), with invisible
- * characters written as `\u{…}`. With `oneLine`, newlines and tabs are shown as ⏎ and ⇥.
+ * characters written as `\u{…}` (a carriage return too: it types nothing). With `oneLine`,
+ * newlines and tabs are shown as ⏎ and ⇥.
  */
 export function showText(text: string, max: number, oneLine = false): ShownText {
   const points = Array.from(text);
   const head = points.slice(0, max).join('');
   let shown = head.replace(INVISIBLE, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`);
   if (oneLine) {
-    shown = shown.replace(/\r\n|\n|\r/g, '⏎').replace(/\t/g, '⇥');
+    shown = shown.replace(/\n/g, '⏎').replace(/\t/g, '⇥');
   }
   return { shown, total: points.length, truncated: points.length > max };
 }
