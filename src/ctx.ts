@@ -35,7 +35,8 @@ export class Ctx implements vscode.Disposable {
     // while the image question is open, Install Desktop only for a screen on this machine.
     const setContext = () => {
       const status = this.controller.status;
-      const placement = status.placement ?? this.controller.placement();
+      // The running screen's own placement; else where a start would put it now.
+      const placement = status.state === 'running' ? status.placement : this.controller.placement();
       void vscode.commands.executeCommand('setContext', 'botScreen.running', status.state === 'running');
       void vscode.commands.executeCommand('setContext', 'botScreen.humanHasControl', this.control.humanHolds());
       void vscode.commands.executeCommand('setContext', 'botScreen.windowHasControl', this.views.viewers().some((viewer) => viewer.holdsControl()));
