@@ -291,8 +291,10 @@ export async function updateSettings(server, settings) {
 /**
  * Opens the server's workbench on its workspace folder in Debian's chromium.
  * @returns {Promise<{ browser: import('playwright-core').Browser, page: import('playwright-core').Page, close(): Promise<void> }>}
+ * BOTSCREEN_UI_TRUST_MS overrides how long to wait for the trust dialog: on a loaded machine it
+ * comes late, and an unanswered one leaves the workspace restricted, with Bot Screen never active.
  */
-export async function openWorkbench(server, { trustTimeoutMs = 5000, loadTimeoutMs = 60_000 } = {}) {
+export async function openWorkbench(server, { trustTimeoutMs = Number(process.env.BOTSCREEN_UI_TRUST_MS) || 5000, loadTimeoutMs = 60_000 } = {}) {
   const { chromium } = loadPlaywright();
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
