@@ -6,7 +6,7 @@ import { ScreenWebview } from './screenWebview';
 
 export const SCREEN_VIEW_ID = 'botScreen.screen';
 /** The editor panel's viewType (also in package.json: `onWebviewPanel:`, `activeWebviewPanelId`). */
-export const PANEL_TYPE = 'botScreen.panel';
+const PANEL_TYPE = 'botScreen.panel';
 
 /** The sidebar "Screen" view and the editor panel: two homes for the same screen. */
 export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvider, vscode.WebviewPanelSerializer {
@@ -54,8 +54,10 @@ export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvide
       this.panel.panel.reveal();
       return;
     }
-    // Beside the editor being worked in, so the screen and the code show side by side.
-    const panel = vscode.window.createWebviewPanel(PANEL_TYPE, vscode.l10n.t('Bot Screen'), vscode.ViewColumn.Beside, {
+    // Beside the editor being worked in, so the screen and the code show side by side; in the
+    // empty editor area when there is none (no empty group left behind).
+    const column = vscode.window.tabGroups.activeTabGroup.activeTab ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
+    const panel = vscode.window.createWebviewPanel(PANEL_TYPE, vscode.l10n.t('Bot Screen'), column, {
       retainContextWhenHidden: true,
     });
     this.adopt(panel);

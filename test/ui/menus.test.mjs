@@ -34,12 +34,17 @@ async function paletteHas(page, title) {
   return settled.includes(title);
 }
 
-/** The webview frame of the Screen view (side bar) or of the editor panel, picked by content. */
+/**
+ * The webview frame of the Screen view (side bar) or of the editor panel, picked by content: only
+ * the side bar offers "Open in Editor".
+ */
 async function viewerFrame(page, { inEditor, since = 0, what }) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
+      // Only a document that has its status (the actions are empty before) can be told apart.
       const match = await frame.evaluate(({ inEditor, since }) => typeof window.botScreen !== 'undefined'
+        && window.botScreen.hostState !== ''
         && performance.timeOrigin >= since
         && Boolean(document.querySelector('#actions [data-action="openInEditor"]')) !== inEditor, { inEditor, since }).catch(() => false);
       if (match) return frame;
@@ -149,7 +154,7 @@ test('the editor panel opens beside the editor and comes back live after a reloa
 
 test('the "Bot Screen sandbox" terminal profile opens a shell in the sandbox', { timeout: 300_000 }, async () => {
   await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
-    await runCommand(page, 'Terminal: Create New Terminal (With Profile)');
+    await runCommand(page, 'Terminal: Create New Terminal (With Profile)', { timeoutMs: 30_000 });
     const widget = page.locator('.quick-input-widget');
     const row = await waitFor(async () => {
       for (const r of await widget.locator('.quick-input-list .monaco-list-row').all()) {
