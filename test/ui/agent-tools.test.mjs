@@ -46,7 +46,7 @@ function answerToolQuestions(page) {
 
 const HEIGHT = 640;
 
-test('agent tools through vscode.lm.invokeTool in the real extension host', { timeout: 420_000 }, async () => {
+test('agent tools through vscode.lm.invokeTool in the real extension host', { timeout: 900_000 }, async () => {
   assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'extension.js')), 'dist/extension.js exists (npm run package)');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-eht-'));
   const testsFile = path.join(work, 'agentTools.js');

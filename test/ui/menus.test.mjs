@@ -67,7 +67,7 @@ async function reloadWindow(page) {
   await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
 }
 
-test('the palette offers only what applies; the view\'s … menu; the panel\'s title buttons', { timeout: 300_000 }, async () => {
+test('the palette offers only what applies; the view\'s … menu; the panel\'s title buttons', { timeout: 600_000 }, async () => {
   await withWindow({}, async (server, page) => {
     // Stopped, the agent in control, no image question, a sandbox placement.
     assert.equal(await paletteHas(page, 'Bot Screen: Start Screen'), true, 'Start is offered (the check can see a command)');
@@ -123,7 +123,7 @@ test('the palette offers only what applies; the view\'s … menu; the panel\'s t
   });
 });
 
-test('the editor panel opens beside the editor and comes back live after a reload; gone stays said', { timeout: 300_000 }, async () => {
+test('the editor panel opens beside the editor and comes back live after a reload; gone stays said', { timeout: 600_000 }, async () => {
   await withWindow({}, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
     await waitFor(async () => desktopDrawn(await viewerFrame(page, { inEditor: false, what: 'the Screen view' })), 90_000, 300, 'the desktop');
@@ -157,8 +157,10 @@ test('the editor panel opens beside the editor and comes back live after a reloa
   });
 });
 
-test('the "Bot Screen sandbox" terminal profile opens a shell in the sandbox', { timeout: 300_000 }, async () => {
+test('the "Bot Screen sandbox" terminal profile opens a shell in the sandbox', { timeout: 600_000 }, async () => {
   await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
+    await runCommand(page, 'Bot Screen: Start Screen');
+    await waitFor(async () => desktopDrawn(await viewerFrame(page, { inEditor: false, what: 'the Screen view' })), 180_000, 300, 'the desktop');
     // VS Code 1.99 lists this command without its "Terminal:" category.
     await runCommand(page, 'Create New Terminal (With Profile)', { timeoutMs: 30_000 });
     const widget = page.locator('.quick-input-widget');
@@ -169,9 +171,11 @@ test('the "Bot Screen sandbox" terminal profile opens a shell in the sandbox', {
       return undefined;
     }, 15_000, 200, 'the profile in the list');
     await row.click();
-    // The profile starts the screen first, then opens the shell inside the sandbox.
     const terminal = page.locator('.part.panel .xterm').first();
-    await terminal.waitFor({ timeout: 120_000 });
+    await terminal.waitFor({ timeout: 120_000 }).catch(async (err) => {
+      await screenshot(page, 'ui-menus-terminal-profile-failed');
+      throw err;
+    });
     const [container] = await waitFor(() => (containersOf(server.workspace).length ? containersOf(server.workspace) : undefined), 60_000, 500, 'the sandbox');
     const probeFile = `/tmp/profile-probe-${Date.now()}`;
     await waitFor(async () => {
