@@ -83,7 +83,7 @@ test('agent tools through vscode.lm.invokeTool in the real extension host', { ti
     ]);
     const started = Date.now();
     questions = answerToolQuestions(workbench.page);
-    await workbench.page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(payload)}`);
+    await workbench.page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(payload)}`, { timeout: 120_000 });
     await waitFor(() => fs.existsSync(resultFile), Number(process.env.BOTSCREEN_EHT_TIMEOUT_MS) || 180_000, 1000,
       `the result file ${resultFile} (the test module writes it whatever happens; none means it never ran)`);
     const report = JSON.parse(fs.readFileSync(resultFile, 'utf8'));

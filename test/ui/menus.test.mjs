@@ -161,25 +161,28 @@ test('the "Bot Screen sandbox" terminal profile opens a shell in the sandbox', {
   await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
     await waitFor(async () => desktopDrawn(await viewerFrame(page, { inEditor: false, what: 'the Screen view' })), 180_000, 300, 'the desktop');
+    // The terminal panel open (with a terminal of this machine), as when the user reaches for its
+    // + menu; the profile's terminal then becomes the active one.
+    await runCommand(page, 'View: Toggle Terminal');
+    await page.locator('.part.panel .xterm').first().waitFor({ timeout: 120_000 });
     // VS Code 1.99 lists this command without its "Terminal:" category.
     await runCommand(page, 'Create New Terminal (With Profile)', { timeoutMs: 30_000 });
     const widget = page.locator('.quick-input-widget');
-    const row = await waitFor(async () => {
-      for (const r of await widget.locator('.quick-input-list .monaco-list-row').all()) {
-        if (((await r.locator('.label-name').first().textContent().catch(() => '')) || '').trim().endsWith('Bot Screen sandbox')) return r;
-      }
-      return undefined;
-    }, 15_000, 200, 'the profile in the list');
-    await row.click();
-    const terminal = page.locator('.part.panel .xterm').first();
-    await terminal.waitFor({ timeout: 120_000 }).catch(async (err) => {
+    const labels = async () => (await widget.locator('.quick-input-list .monaco-list-row .label-name').allTextContents()).map((l) => l.trim());
+    await waitFor(async () => (await labels()).includes('Bot Screen sandbox'), 30_000, 200, 'the profile in the list');
+    // Picked as a user does from the keyboard: filter to it, Enter.
+    await widget.locator('input.input').fill('Bot Screen sandbox');
+    await waitFor(async () => (await labels())[0] === 'Bot Screen sandbox', 10_000, 200, 'the profile alone at the top');
+    await page.keyboard.press('Enter');
+    // Its tab carries the sandbox's name ("Bot Screen: botscreen-…").
+    await page.locator('.part.panel .terminal-tabs-entry', { hasText: 'Bot Screen: ' }).first().waitFor({ timeout: 120_000 }).catch(async (err) => {
       await screenshot(page, 'ui-menus-terminal-profile-failed');
       throw err;
     });
     const [container] = await waitFor(() => (containersOf(server.workspace).length ? containersOf(server.workspace) : undefined), 60_000, 500, 'the sandbox');
     const probeFile = `/tmp/profile-probe-${Date.now()}`;
     await waitFor(async () => {
-      await terminal.click();
+      await page.locator('.part.panel .terminal-wrapper.active .xterm').first().click();
       await page.keyboard.type(`echo "$DISPLAY $(id -un)" > ${probeFile}\n`, { delay: 10 });
       await sleep(1500);
       return sh('docker', ['exec', container, 'cat', probeFile]).trim() !== '';
