@@ -43,13 +43,26 @@ export class Ctx implements vscode.Disposable {
     this.own({ dispose: () => this.controller.dispose() });
     this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
     this.own(new PlacementStatusBar(this.controller, this.control));
-    // Menus offer Start or Stop, Take control or Hand back, by these keys.
+    // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
+    // control or Hand back (Hand back only where this window holds control), Switch/Keep only
+    // while the image question is open, Install Desktop only for a screen on this machine.
     const setContext = () => {
-      void vscode.commands.executeCommand('setContext', 'botScreen.running', this.controller.status.state === 'running');
+      const status = this.controller.status;
+      // The running screen's own placement; else where a start would put it now.
+      const placement = status.state === 'running' ? status.placement : this.controller.placement();
+      void vscode.commands.executeCommand('setContext', 'botScreen.running', status.state === 'running');
       void vscode.commands.executeCommand('setContext', 'botScreen.humanHasControl', this.control.humanHolds());
+      void vscode.commands.executeCommand('setContext', 'botScreen.windowHasControl', this.views.viewers().some((viewer) => viewer.holdsControl()));
+      void vscode.commands.executeCommand('setContext', 'botScreen.switchPending', status.imageSwitch !== undefined);
+      void vscode.commands.executeCommand('setContext', 'botScreen.onThisMachine', placement?.where === 'host');
     };
     this.own(this.controller.onStatus(setContext));
     this.own(this.control.onDidChange(setContext));
+    this.own(vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration('botScreen')) {
+        setContext();
+      }
+    }));
     setContext();
   }
 

@@ -5,14 +5,15 @@ import type { ScreenController } from './core/screen';
 import { ScreenWebview } from './screenWebview';
 
 export const SCREEN_VIEW_ID = 'botScreen.screen';
+/** The editor panel's viewType (also in package.json: `onWebviewPanel:`, `activeWebviewPanelId`). */
 const PANEL_TYPE = 'botScreen.panel';
 
 /** The sidebar "Screen" view and the editor panel: two homes for the same screen. */
-export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvider {
+export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvider, vscode.WebviewPanelSerializer {
   private sidebar: ScreenWebview | undefined;
   private sidebarVisible = false;
   private panel: { panel: vscode.WebviewPanel; screen: ScreenWebview } | undefined;
-  private readonly registration: vscode.Disposable;
+  private readonly registrations: vscode.Disposable[];
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -20,11 +21,15 @@ export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvide
     private readonly control: Control,
     private readonly log: Logger,
   ) {
-    this.registration = vscode.window.registerWebviewViewProvider(SCREEN_VIEW_ID, this, {
-      // Kept documents resume in about 0.25 s instead of about 1.4 s for a new one; hidden
-      // views are paused by the bridge, so retaining costs no streaming.
-      webviewOptions: { retainContextWhenHidden: true },
-    });
+    this.registrations = [
+      vscode.window.registerWebviewViewProvider(SCREEN_VIEW_ID, this, {
+        // Kept documents resume in about 0.25 s instead of about 1.4 s for a new one; hidden
+        // views are paused by the bridge, so retaining costs no streaming.
+        webviewOptions: { retainContextWhenHidden: true },
+      }),
+      // The editor panel comes back after a window reload (activation `onWebviewPanel:`).
+      vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, this),
+    ];
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -49,16 +54,40 @@ export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvide
       this.panel.panel.reveal();
       return;
     }
-    const panel = vscode.window.createWebviewPanel(PANEL_TYPE, vscode.l10n.t('Bot Screen'), vscode.ViewColumn.Active, {
+    // Beside the editor being worked in, so the screen and the code show side by side; in the
+    // empty editor area when there is none (no empty group left behind).
+    const column = vscode.window.tabGroups.activeTabGroup.activeTab ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
+    const panel = vscode.window.createWebviewPanel(PANEL_TYPE, vscode.l10n.t('Bot Screen'), column, {
       retainContextWhenHidden: true,
     });
+    this.adopt(panel);
+  }
+
+  /**
+   * A panel restored after a window reload: bound to the screen like a new one. Its document is
+   * new, so it asks for the status and connects when the screen runs; a screen that is gone or
+   * stopped shows that state, never a blank panel.
+   */
+  deserializeWebviewPanel(panel: vscode.WebviewPanel): Thenable<void> {
+    if (this.panel) {
+      // One panel per window: a second restored one (never created by us) is closed.
+      panel.dispose();
+    } else {
+      this.adopt(panel);
+    }
+    return Promise.resolve();
+  }
+
+  private adopt(panel: vscode.WebviewPanel): void {
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'screen.svg');
     const screen = new ScreenWebview(panel.webview, this.extensionUri, this.controller, this.control, this.log, true, panel.visible);
     this.panel = { panel, screen };
     panel.onDidChangeViewState(() => screen.setVisible(panel.visible));
     panel.onDidDispose(() => {
       screen.dispose();
-      this.panel = undefined;
+      if (this.panel?.panel === panel) {
+        this.panel = undefined;
+      }
     });
   }
 
@@ -76,7 +105,7 @@ export class ScreenViews implements vscode.Disposable, vscode.WebviewViewProvide
   }
 
   dispose(): void {
-    this.registration.dispose();
+    vscode.Disposable.from(...this.registrations).dispose();
     this.sidebar?.dispose();
     this.panel?.panel.dispose();
   }

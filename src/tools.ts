@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ActionKind, AgentAction, Point, Screenshot } from './core/agentActions';
+import { ActionInputError, parseAction, type ActionKind, type AgentAction, type Point, type Screenshot } from './core/agentActions';
 import { AgentActionRunner, type ActionResult } from './core/agentTools';
+import { CONFIRM_TEXT_MAX, INLINE_TEXT_MAX, markdownCodeBlock, markdownCodeSpan, showText, urlFacts } from './core/toolMessages';
 import type { Ctx } from './ctx';
 import { offerBuildForAgent } from './commands/image';
 import { problemMessage } from './messages';
@@ -34,7 +35,7 @@ export function registerAgentTools(ctx: Ctx): AgentActionRunner {
   for (const { name, kind } of AGENT_TOOLS) {
     ctx.own(
       vscode.lm.registerTool<unknown>(name, {
-        prepareInvocation: (options) => ({ invocationMessage: invocationMessage(kind, options.input) }),
+        prepareInvocation: (options) => prepareToolInvocation(kind, options.input),
         invoke: async (options, token) => {
           const abort = new AbortController();
           const cancel = token.onCancellationRequested(() => abort.abort());
@@ -176,15 +177,54 @@ function doneMessage(action: AgentAction, size: { width: number; height: number 
   }
 }
 
-function invocationMessage(kind: ActionKind, input: unknown): string {
-  const i = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+/**
+ * The chat's progress line and, before the agent types, presses keys or opens a page, the
+ * question to the person, both showing the exact input as it will be carried out (a chord
+ * normalized, the URL as parsed). Input that will be rejected runs nothing, so it asks nothing.
+ */
+export function prepareToolInvocation(kind: ActionKind, input: unknown): vscode.PreparedToolInvocation {
+  let action: AgentAction | undefined;
+  try {
+    action = parseAction(kind, input);
+  } catch (err) {
+    if (!(err instanceof ActionInputError)) {
+      throw err;
+    }
+  }
+  return { invocationMessage: invocationMessage(kind, action), confirmationMessages: action && confirmationMessages(action) };
+}
+
+/** Markdown the chat renders as text only (no links followed, no HTML). */
+function markdown(value: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(value);
+  md.isTrusted = false;
+  md.supportHtml = false;
+  return md;
+}
+
+function inline(text: string): string {
+  const shown = showText(text, INLINE_TEXT_MAX, true);
+  return markdownCodeSpan(shown.truncated ? `${shown.shown}…` : shown.shown);
+}
+
+function invocationMessage(kind: ActionKind, action: AgentAction | undefined): string | vscode.MarkdownString {
+  switch (action?.kind) {
+    case 'click':
+      return vscode.l10n.t('Clicking at ({0}, {1}) on the Bot Screen', action.at.x, action.at.y);
+    case 'type':
+      return markdown(vscode.l10n.t('Typing {0} ({1} characters) on the Bot Screen', inline(action.text), Array.from(action.text).length));
+    case 'key':
+      return markdown(vscode.l10n.t('Pressing {0} on the Bot Screen', inline(action.chord)));
+    case 'openUrl':
+      return markdown(vscode.l10n.t('Opening {0} on the Bot Screen', inline(action.url)));
+  }
   switch (kind) {
     case 'screenshot':
       return vscode.l10n.t('Taking a screenshot of the Bot Screen');
     case 'move':
       return vscode.l10n.t('Moving the pointer on the Bot Screen');
     case 'click':
-      return vscode.l10n.t('Clicking at ({0}, {1}) on the Bot Screen', String(i.x), String(i.y));
+      return vscode.l10n.t('Clicking on the Bot Screen');
     case 'drag':
       return vscode.l10n.t('Dragging on the Bot Screen');
     case 'scroll':
@@ -192,11 +232,56 @@ function invocationMessage(kind: ActionKind, input: unknown): string {
     case 'type':
       return vscode.l10n.t('Typing on the Bot Screen');
     case 'key':
-      return vscode.l10n.t('Pressing {0} on the Bot Screen', String(i.chord).slice(0, 100));
+      return vscode.l10n.t('Pressing keys on the Bot Screen');
     case 'openUrl':
       return vscode.l10n.t('Opening a URL on the Bot Screen');
     case 'wait':
       return vscode.l10n.t('Waiting');
+  }
+}
+
+/**
+ * What the person is asked before the agent types, presses keys or opens a page: the exact input,
+ * so "allow" (and "always allow") is a choice about what will happen. Looking and pointing
+ * (screenshot, move, click, drag, scroll, wait) run without asking.
+ */
+function confirmationMessages(action: AgentAction): vscode.LanguageModelToolConfirmationMessages | undefined {
+  switch (action.kind) {
+    case 'type': {
+      const shown = showText(action.text, CONFIRM_TEXT_MAX);
+      const lines = [
+        vscode.l10n.t('The agent wants to type this text ({0} characters) into whatever has the keyboard focus on the Bot Screen:', shown.total),
+        '',
+        markdownCodeBlock(shown.shown),
+      ];
+      if (shown.truncated) {
+        lines.push('', vscode.l10n.t('Only the first {0} of {1} characters are shown.', CONFIRM_TEXT_MAX, shown.total));
+      }
+      return { title: vscode.l10n.t('Type on the Bot Screen?'), message: markdown(lines.join('\n')) };
+    }
+    case 'key':
+      return {
+        title: vscode.l10n.t('Press keys on the Bot Screen?'),
+        message: markdown(vscode.l10n.t('The agent wants to press {0} on the Bot Screen.', markdownCodeSpan(showText(action.chord, CONFIRM_TEXT_MAX, true).shown))),
+      };
+    case 'openUrl': {
+      // An http(s) URL of at most 8192 characters: shown whole, since any part of it may matter.
+      const facts = urlFacts(action.url);
+      const lines = [
+        vscode.l10n.t('The agent wants to open this address in the browser on the Bot Screen:'),
+        '',
+        markdownCodeBlock(showText(action.url, Number.POSITIVE_INFINITY, true).shown),
+      ];
+      if (facts) {
+        lines.push('', vscode.l10n.t('Site: {0}', markdownCodeSpan(showText(facts.host, CONFIRM_TEXT_MAX, true).shown)));
+        if (facts.insecure) {
+          lines.push('', vscode.l10n.t('The address is plain http: the page travels unencrypted.'));
+        }
+      }
+      return { title: vscode.l10n.t('Open a web page on the Bot Screen?'), message: markdown(lines.join('\n')) };
+    }
+    default:
+      return undefined;
   }
 }
 

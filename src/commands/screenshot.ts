@@ -1,22 +1,27 @@
 import * as vscode from 'vscode';
 import { captureScreenshot } from '../core/agentTools';
 import type { Ctx } from '../ctx';
-import { problemMessage } from '../messages';
+import { runningScreen } from './screen';
 
 /**
  * "Bot Screen: Save Screenshot": a PNG of the screen, written where the user chooses. The picture
  * is taken when the command runs (before the dialog), inside the sandbox like every screen
- * action. It is the person's own screenshot, so the agent's control lease does not apply.
- * Called with a Uri (scripts, tests), it writes there without asking.
+ * action; the screen is started first when it is not running. It is the person's own screenshot,
+ * so the agent's control lease does not apply. Called with a Uri of a writable file system
+ * (scripts, tests), it writes there without asking; the editor title button passes the panel's
+ * own `webview-panel:` Uri, which is no place to write, so it asks.
  */
 export function registerScreenshotCommands(ctx: Ctx): void {
-  ctx.registerCommand('botScreen.saveScreenshot', (target?: unknown) => saveScreenshot(ctx, target instanceof vscode.Uri ? target : undefined));
+  ctx.registerCommand('botScreen.saveScreenshot', (target?: unknown) =>
+    saveScreenshot(ctx, target instanceof vscode.Uri && vscode.workspace.fs.isWritableFileSystem(target.scheme) ? target : undefined),
+  );
 }
 
 async function saveScreenshot(ctx: Ctx, target: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
-  const running = ctx.controller.runningSandbox();
+  // Like every command that acts on the screen: started first when it is not running (a failed
+  // start is reported by Start itself).
+  const running = await runningScreen(ctx);
   if (!running) {
-    void vscode.window.showErrorMessage(problemMessage({ code: 'notRunning' }));
     return undefined;
   }
   let png: Uint8Array;

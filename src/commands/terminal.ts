@@ -5,31 +5,40 @@ import { runningScreen } from './screen';
 
 const SESSION_KEYS = ['DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS'] as const;
 
+/** The terminal profile in the terminal's `+` menu (`contributes.terminal.profiles`). */
+const TERMINAL_PROFILE_ID = 'botScreen.sandbox';
+
 /**
- * "Open Sandbox Terminal": a shell inside the screen's sandbox with its DISPLAY, so GUI programs
- * started there appear on the screen. On this machine (gateway), every new integrated terminal
- * gets the screen's DISPLAY through the extension's environment variable collection instead.
+ * "Open Sandbox Terminal" and the "Bot Screen sandbox" terminal profile: a shell inside the
+ * screen's sandbox with its DISPLAY, so GUI programs started there appear on the screen. On this
+ * machine (gateway), every new integrated terminal gets the screen's DISPLAY through the
+ * extension's environment variable collection instead.
  */
 export function registerTerminalCommands(ctx: Ctx): void {
   ctx.registerCommand('botScreen.openSandboxTerminal', async () => {
-    const running = await runningScreen(ctx);
-    if (!running) {
-      return;
+    const options = await sandboxTerminalOptions(ctx);
+    if (typeof options === 'string') {
+      void vscode.window.showErrorMessage(options);
+    } else if (options) {
+      vscode.window.createTerminal(options).show();
     }
-    const env = sessionEnv(running.screen.env);
-    const shell = running.sandbox.terminal?.(env);
-    if (!shell) {
-      void vscode.window.showErrorMessage(vscode.l10n.t('The {0} backend cannot open an interactive terminal.', running.sandbox.backend));
-      return;
-    }
-    const terminal = vscode.window.createTerminal({
-      name: vscode.l10n.t('Bot Screen: {0}', running.sandbox.onHost ? vscode.l10n.t('this machine') : running.sandbox.name),
-      shellPath: shell.command,
-      shellArgs: [...shell.args],
-      iconPath: new vscode.ThemeIcon('vm'),
-    });
-    terminal.show();
   });
+  ctx.own(
+    vscode.window.registerTerminalProfileProvider(TERMINAL_PROFILE_ID, {
+      provideTerminalProfile: async () => {
+        const options = await sandboxTerminalOptions(ctx);
+        // VS Code shows a thrown error to the user.
+        if (typeof options === 'string') {
+          throw new Error(options);
+        }
+        if (!options) {
+          // Start reported why already; this says what it means for the terminal.
+          throw new Error(vscode.l10n.t('The Bot Screen is not running, so there is no sandbox terminal to open.'));
+        }
+        return new vscode.TerminalProfile(options);
+      },
+    }),
+  );
   const collection = ctx.extension.environmentVariableCollection;
   collection.description = vscode.l10n.t('DISPLAY of the Bot Screen on this machine');
   const apply = (status: ScreenStatus) => {
@@ -46,4 +55,25 @@ export function registerTerminalCommands(ctx: Ctx): void {
 
 function sessionEnv(env: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(SESSION_KEYS.filter((key) => env[key]).map((key) => [key, env[key]]));
+}
+
+/**
+ * How to open a shell in the running screen's sandbox (the screen is started first when needed):
+ * undefined when it could not start, or why this backend has no interactive terminal.
+ */
+async function sandboxTerminalOptions(ctx: Ctx): Promise<vscode.TerminalOptions | string | undefined> {
+  const running = await runningScreen(ctx);
+  if (!running) {
+    return undefined;
+  }
+  const shell = running.sandbox.terminal?.(sessionEnv(running.screen.env));
+  if (!shell) {
+    return vscode.l10n.t('The {0} backend cannot open an interactive terminal.', running.sandbox.backend);
+  }
+  return {
+    name: vscode.l10n.t('Bot Screen: {0}', running.sandbox.onHost ? vscode.l10n.t('this machine') : running.sandbox.name),
+    shellPath: shell.command,
+    shellArgs: [...shell.args],
+    iconPath: new vscode.ThemeIcon('vm'),
+  };
 }

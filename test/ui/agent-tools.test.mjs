@@ -15,9 +15,38 @@ import { REPO_ROOT, openWorkbench, startServer, waitFor } from './harness.mjs';
 import { removeContainersOf } from './botscreen.mjs';
 
 const WIDTH = 1024;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Answers "Yes" to the questions Bot Screen's tools ask (VS Code shows a tool's confirmation as a
+ * modal dialog when it is invoked outside a chat) and records every dialog's title and text.
+ */
+function answerToolQuestions(page) {
+  const dialogs = [];
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const box = page.locator('.monaco-dialog-box').first();
+      const title = await box.locator('.dialog-message-text').textContent({ timeout: 200 }).catch(() => undefined);
+      if (title === undefined) {
+        await sleep(100);
+        continue;
+      }
+      const detail = await box.locator('.dialog-message-detail').textContent({ timeout: 1000 }).catch(() => '');
+      dialogs.push({ title, detail });
+      // Another dialog is left alone (and reported by the test).
+      if (/on the Bot Screen\?$/.test(title)) {
+        await box.locator('.dialog-buttons .monaco-button', { hasText: /^(Yes|Continue)$/ }).first().click().catch(() => {});
+      }
+      await box.waitFor({ state: 'detached', timeout: 10_000 }).catch(() => {});
+    }
+  })();
+  return { dialogs, stop: async () => { running = false; await done; } };
+}
+
 const HEIGHT = 640;
 
-test('agent tools through vscode.lm.invokeTool in the real extension host', { timeout: 420_000 }, async () => {
+test('agent tools through vscode.lm.invokeTool in the real extension host', { timeout: 900_000 }, async () => {
   assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'extension.js')), 'dist/extension.js exists (npm run package)');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-eht-'));
   const testsFile = path.join(work, 'agentTools.js');
@@ -29,6 +58,7 @@ test('agent tools through vscode.lm.invokeTool in the real extension host', { ti
   const saved = { ...process.env };
   let server;
   let workbench;
+  let questions;
   try {
     Object.assign(process.env, {
       BOTSCREEN_EHT_RESULT: resultFile,
@@ -52,7 +82,8 @@ test('agent tools through vscode.lm.invokeTool in the real extension host', { ti
       ['extensionTestsPath', remote(testsFile)],
     ]);
     const started = Date.now();
-    await workbench.page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(payload)}`);
+    questions = answerToolQuestions(workbench.page);
+    await workbench.page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(payload)}`, { timeout: 120_000 });
     await waitFor(() => fs.existsSync(resultFile), Number(process.env.BOTSCREEN_EHT_TIMEOUT_MS) || 180_000, 1000,
       `the result file ${resultFile} (the test module writes it whatever happens; none means it never ran)`);
     const report = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
@@ -61,14 +92,30 @@ test('agent tools through vscode.lm.invokeTool in the real extension host', { ti
       console.log(`# ${r.ok ? 'ok' : 'FAILED'} ${r.name} (${r.ms} ms)${r.notes.map((n) => `\n#   ${n}`).join('')}`);
     }
     assert.equal(report.fatal, undefined, `the test module failed: ${report.fatal}`);
-    assert.equal(report.results.length, 8, 'every case ran');
+    assert.equal(report.results.length, 9, 'every case ran');
     const failed = report.results.filter((r) => !r.ok);
     assert.deepEqual(failed.map((r) => `${r.name}: ${r.error}`), []);
+
+    // The questions VS Code asked before the agent typed, pressed keys and opened a page: each
+    // shows what will happen. Nothing else asked (screenshots, pointer actions, waits, and input
+    // that is refused anyway).
+    await questions.stop();
+    const { dialogs } = questions;
+    console.log(`# ${dialogs.length} tool questions answered: ${[...new Set(dialogs.map((d) => d.title))].join(' | ')}`);
+    const asked = (title, pattern) => dialogs.some((d) => d.title === title && pattern.test(d.detail));
+    assert.ok(asked('Open a web page on the Bot Screen?', /http:\/\/127\.0\.0\.1:9\/eht-[0-9a-f]{8}[\s\S]*Site: 127\.0\.0\.1:9[\s\S]*plain http/),
+      `the open_url question shows the URL and its site: ${JSON.stringify(dialogs)}`);
+    assert.ok(asked('Type on the Bot Screen?', /type this text \(\d+ characters\)[\s\S]*echo hi > \/tmp\/typed-by-agent-[0-9a-f]{8}/),
+      `the type question shows the text: ${JSON.stringify(dialogs)}`);
+    assert.ok(asked('Press keys on the Bot Screen?', /press Return on the Bot Screen/), `the key question shows the chord: ${JSON.stringify(dialogs)}`);
+    assert.deepEqual(dialogs.filter((d) => !/^(Open a web page|Type|Press keys) on the Bot Screen\?$/.test(d.title)), [], 'no other question');
+    assert.ok(!dialogs.some((d) => /nosuchkey|file:\/\/\/etc\/passwd|x{10000}/.test(d.detail)), 'rejected input asks nothing');
   } finally {
     for (const key of Object.keys(process.env)) {
       if (!(key in saved)) delete process.env[key];
     }
     Object.assign(process.env, saved);
+    await questions?.stop();
     await workbench?.close();
     await server?.stop();
     if (server) removeContainersOf(server.workspace);

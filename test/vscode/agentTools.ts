@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LeaseStore } from '../../src/core/lease';
+import { prepareToolInvocation } from '../../src/tools';
 import { hostProcesses, sh } from '../support/env';
 
 interface CaseResult {
@@ -98,6 +99,31 @@ export async function run(): Promise<void> {
           check(info.inputSchema && (info.inputSchema as { type?: string }).type === 'object', `${name} has an object input schema`);
           check(info.description.length > 40, `${name} has a model description`);
         }
+      }],
+      ['confirmations and progress lines show the exact input; looking and pointing ask nothing', async () => {
+        // The extension's own prepareInvocation, as VS Code calls it before each tool call (the
+        // driver also sees the questions VS Code asks as modal dialogs when these tools run).
+        const text = (value: string | vscode.MarkdownString | undefined) => (typeof value === 'string' ? value : value?.value ?? '');
+        const url = `https://example.com/path?q=${tag}`;
+        const open = prepareToolInvocation('openUrl', { url });
+        check(open.confirmationMessages, 'open_url asks');
+        check(text(open.confirmationMessages.message).includes(url), `open_url question: ${text(open.confirmationMessages.message)}`);
+        check(text(open.confirmationMessages.message).includes('Site: `example.com`'), 'open_url names the site');
+        check(text(open.invocationMessage) === `Opening \`${url}\` on the Bot Screen`, `open_url progress: ${text(open.invocationMessage)}`);
+        const typed = `rm -rf ~\u202e\n${'x'.repeat(700)}`;
+        const type = prepareToolInvocation('type', { text: typed });
+        check(type.confirmationMessages, 'type asks');
+        const question = text(type.confirmationMessages.message);
+        check(question.includes('(703 characters)') && question.includes('```text\nrm -rf ~\\u{202E}\nxxx'), `type question: ${question.slice(0, 300)}`);
+        check(question.includes('Only the first 500 of 703 characters are shown.') && !question.includes('x'.repeat(499)), 'a long text is cut, and says so');
+        check(text(type.invocationMessage).startsWith('Typing `rm -rf ~\\u{202E}⏎xxx') && text(type.invocationMessage).includes('…` (703 characters)'), `type progress: ${text(type.invocationMessage)}`);
+        const key = prepareToolInvocation('key', { chord: 'ctrl+enter' });
+        check(text(key.confirmationMessages?.message) === 'The agent wants to press `ctrl+Return` on the Bot Screen.', `key question: ${text(key.confirmationMessages?.message)}`);
+        check(text(key.invocationMessage) === 'Pressing `ctrl+Return` on the Bot Screen', `key progress: ${text(key.invocationMessage)}`);
+        for (const [kind, input] of [['screenshot', {}], ['move', { x: 1, y: 1 }], ['wait', { seconds: 1 }], ['click', { x: 1, y: 1 }]] as const) {
+          check(prepareToolInvocation(kind, input).confirmationMessages === undefined, `${kind} asks nothing`);
+        }
+        check(prepareToolInvocation('openUrl', { url: 'file:///etc/passwd' }).confirmationMessages === undefined, 'input that is refused anyway asks nothing');
       }],
       ['screenshot starts the screen on demand and returns a PNG of the screen size', async () => {
         check(container() === '', 'no sandbox before the first tool call');
