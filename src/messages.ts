@@ -1,8 +1,7 @@
 import * as vscode from 'vscode';
 import type { Placement } from './core/placement';
-import type { Problem } from './core/problem';
+import { problemSetting, type Problem } from './core/problem';
 import type { ScreenStatus } from './core/screen';
-import { DEFAULT_IMAGE } from './settings';
 import type { ScreenState, ScreenStatusView, ViewAction, ViewStrings } from './protocol';
 
 /** Every user-facing sentence about the screen, localised. */
@@ -11,31 +10,35 @@ export function problemMessage(problem: Problem): string {
   switch (problem.code) {
     case 'refused':
       return vscode.l10n.t(
-        'The sandbox backend is {0}, which cannot host a screen yet. Putting the screen on this machine would leave the browser and desktop outside the sandbox; set "botScreen.placement": "gateway" to allow that explicitly.',
+        'The sandbox backend is {0}, which cannot host a screen yet. Putting the screen {1} would leave the browser and desktop outside the sandbox; set "botScreen.placement": "gateway" to allow that explicitly.',
         problem.backend,
+        hostPlace(),
       );
     case 'cliMissing':
-      return vscode.l10n.t('The program "{0}" was not found. Install it, or point the backend\'s "path" setting ("botScreen.sandbox.<backend>.path") at it.', problem.cli);
+      return vscode.l10n.t('The program "{0}" was not found {1}. Install it, or set "{2}" to its full path.', problem.cli, hostPlace(), problem.setting);
     case 'daemonDown':
-      return vscode.l10n.t('The Docker daemon is not running ({0}). Start it (for example "sudo systemctl start docker", or "dockerd" as root) and try again.', firstLine(problem.detail));
+      return vscode.l10n.t('The Docker daemon behind "{0}" is not running {1} ({2}). Start it (for example "sudo systemctl start docker", or "dockerd" as root) and try again.', problem.cli, hostPlace(), firstLine(problem.detail));
     case 'badImage':
-      return vscode.l10n.t('"{0}" is not a valid image name (check "botScreen.sandbox.docker.image"). Nothing was run.', problem.image);
+      return vscode.l10n.t('"{0}" is not a valid image name (check "{1}"). Nothing was run.', problem.image, problem.setting);
     case 'badGeometry':
       return vscode.l10n.t('"{0}" is not a screen size: "botScreen.screen.geometry" must look like 1280x800 (each side 320 to 8192). Nothing was run.', problem.geometry);
     case 'badContainer':
-      return vscode.l10n.t('"{0}" is not a valid container name (check "botScreen.sandbox.docker.container"). Nothing was run.', problem.container);
+      return vscode.l10n.t('"{0}" is not a valid container name (check "{1}"). Nothing was run.', problem.container, problem.setting);
     case 'imageUnavailable':
       return problem.keptContainer
         ? vscode.l10n.t('The image {0} is not available and could not be pulled ({1}). The current sandbox container was kept as it is.', problem.image, problem.detail)
-        : vscode.l10n.t('The sandbox image {0} is not available and could not be pulled ({1}). Build it with scripts/build-sandbox-image.sh, or pull it, then start again.', problem.image, problem.detail);
+        : vscode.l10n.t('The sandbox image {0} is not available and could not be pulled ({1}). Build it (Bot Screen: Build Sandbox Image), or set "{2}" to an image you have, then start again.', problem.image, problem.detail, problem.setting);
     case 'containerNotRunning':
-      return vscode.l10n.t('The container {0} named in "botScreen.sandbox.docker.container" is not running. Bot Screen never starts or recreates a container it does not own: start it yourself, then start the screen.', problem.container);
+      return vscode.l10n.t('The container {0} named in "{1}" is not running. Bot Screen never starts or recreates a container it does not own: start it yourself, then start the screen.', problem.container, problem.setting);
     case 'missingBinaries':
-      return problem.onHost
-        ? vscode.l10n.t('This machine lacks {0}, which the screen needs. Install the desktop packages (TigerVNC and Xfce) to run the screen here.', problem.names.join(', '))
-        : vscode.l10n.t('The sandbox lacks {0}, which the screen needs. Give the sandbox the desktop image {1} ("botScreen.sandbox.docker.image"), or set "botScreen.placement": "gateway".', problem.names.join(', '), DEFAULT_IMAGE);
+      if (problem.onHost) {
+        return vscode.l10n.t('The screen needs {0}, which {1} lacks. Install the desktop packages (TigerVNC and Xfce) to run the screen there.', problem.names.join(', '), hostName());
+      }
+      return problem.setting
+        ? vscode.l10n.t('The sandbox lacks {0}, which the screen needs. Give it the desktop image ("{1}"; Build Image makes it), or set "botScreen.placement": "gateway".', problem.names.join(', '), problem.setting)
+        : vscode.l10n.t('The sandbox lacks {0}, which the screen needs. Install TigerVNC, Xfce and python3 in it, or set "botScreen.placement": "gateway".', problem.names.join(', '));
     case 'startTimeout':
-      return vscode.l10n.t('The screen did not come up in time and was stopped. Launcher log:\n{0}', problem.log);
+      return vscode.l10n.t('The screen did not come up in time and was stopped. The launcher\'s log is in the Bot Screen log (Show Logs).');
     case 'sandboxGone':
       return sandboxGoneMessage();
     case 'sandboxUnknown':
@@ -45,21 +48,25 @@ export function problemMessage(problem: Problem): string {
     case 'commandFailed':
       return vscode.l10n.t('{0} failed: {1}', problem.what, problem.detail);
     case 'badHost':
-      return vscode.l10n.t('"{0}" is not a host name: it must not be empty or start with "-", and may hold only letters, digits and . _ : % -. Nothing was run.', problem.host);
+      return problem.setting
+        ? vscode.l10n.t('"{0}" is not a host name (check "{1}"): it must not be empty or start with "-", and may hold only letters, digits and . _ : % -. Nothing was run.', problem.host, problem.setting)
+        : vscode.l10n.t('"{0}" is not a host name: it must not be empty or start with "-", and may hold only letters, digits and . _ : % -. Nothing was run.', problem.host);
     case 'badSshUser':
       return vscode.l10n.t('"{0}" is not a usable SSH user name (check "botScreen.sandbox.ssh.user"). Nothing was run.', problem.user);
     case 'badPort':
-      return vscode.l10n.t('"{0}" is not a port number between 1 and 65535. Nothing was run.', problem.port);
+      return problem.setting
+        ? vscode.l10n.t('"{0}" is not a port number between 1 and 65535 (check "{1}"). Nothing was run.', problem.port, problem.setting)
+        : vscode.l10n.t('"{0}" is not a port number between 1 and 65535. Nothing was run.', problem.port);
     case 'badIdentityFile':
       return vscode.l10n.t('The SSH identity file "{0}" is not an absolute path to a readable file (check "botScreen.sandbox.ssh.identityFile"). Nothing was run.', problem.path);
     case 'unsafeControlDir':
       return vscode.l10n.t('The SSH control socket directory {0} is not private to you (it must be yours and mode 0700). Remove it and try again.', problem.path);
     case 'sshFailed':
-      return vscode.l10n.t('Could not log in to {0} over SSH: {1}', problem.host, problem.detail);
+      return vscode.l10n.t('Could not log in to {0} over SSH from {1}: {2}', problem.host, hostName(), problem.detail);
     case 'badInstance':
       return vscode.l10n.t('"{0}" is not a valid Apptainer instance name (check "botScreen.sandbox.apptainer.instance"). Nothing was run.', problem.instance);
     case 'badKubeName':
-      return vscode.l10n.t('"{1}" is not a valid Kubernetes {0} name (check the "botScreen.sandbox.kubernetes" settings). Nothing was run.', problem.kind, problem.value);
+      return vscode.l10n.t('"{1}" is not a valid Kubernetes {0} name (check "{2}"). Nothing was run.', problem.kind, problem.value, problemSetting(problem) ?? '');
     case 'podNotSet':
       return vscode.l10n.t('Set "botScreen.sandbox.kubernetes.pod" to the pod the agent\'s terminal runs in; Bot Screen never creates pods.');
     case 'podNotFound':
@@ -68,6 +75,65 @@ export function problemMessage(problem: Problem): string {
         : vscode.l10n.t('The pod {0} was not found in the context\'s namespace. Bot Screen never creates pods: check "botScreen.sandbox.kubernetes.pod".', problem.pod);
     case 'podNotRunning':
       return vscode.l10n.t('The pod {0} is {1}, not Running. Start it, then start the screen.', problem.pod, problem.phase);
+  }
+}
+
+/**
+ * Where the extension host runs, seen from the user: with VS Code's remote support that is the
+ * SSH host, the dev container, WSL... and "this machine" would mislead.
+ */
+export function hostPlace(): string {
+  switch (remoteKind()) {
+    case 'local':
+      return vscode.l10n.t('on this machine');
+    case 'ssh':
+      return vscode.l10n.t('on the SSH host');
+    case 'container':
+      return vscode.l10n.t('in the dev container');
+    case 'wsl':
+      return vscode.l10n.t('in WSL');
+    case 'codespace':
+      return vscode.l10n.t('in the codespace');
+    case 'other':
+      return vscode.l10n.t('on the remote machine ({0})', vscode.env.remoteName ?? '');
+  }
+}
+
+/** The machine the extension host runs on, as a noun inside a sentence (see hostPlace). */
+export function hostName(): string {
+  switch (remoteKind()) {
+    case 'local':
+      return vscode.l10n.t('this machine');
+    case 'ssh':
+      return vscode.l10n.t('the SSH host');
+    case 'container':
+      return vscode.l10n.t('the dev container');
+    case 'wsl':
+      return vscode.l10n.t('WSL');
+    case 'codespace':
+      return vscode.l10n.t('the codespace');
+    case 'other':
+      return vscode.l10n.t('the remote machine ({0})', vscode.env.remoteName ?? '');
+  }
+}
+
+function remoteKind(): 'local' | 'ssh' | 'container' | 'wsl' | 'codespace' | 'other' {
+  const name = vscode.env.remoteName;
+  switch (name) {
+    case undefined:
+      return 'local';
+    case 'ssh-remote':
+      return 'ssh';
+    case 'dev-container':
+    case 'attached-container':
+    case 'k8s-container':
+      return 'container';
+    case 'wsl':
+      return 'wsl';
+    case 'codespaces':
+      return 'codespace';
+    default:
+      return 'other';
   }
 }
 
@@ -84,8 +150,8 @@ export function placementHeadline(placement: Placement | undefined): string {
       return vscode.l10n.t('Screen runs inside the {0} sandbox, with the terminal.', placement.backend);
     case 'host':
       return placement.why === 'localBackend'
-        ? vscode.l10n.t('Screen runs on this machine, where the terminal runs.')
-        : vscode.l10n.t('Screen runs on this machine (placement: gateway), outside the {0} sandbox.', placement.backend);
+        ? vscode.l10n.t('Screen runs {0}, where the terminal runs.', hostPlace())
+        : vscode.l10n.t('Screen runs {0} (placement: gateway), outside the {1} sandbox.', hostPlace(), placement.backend);
     case 'refused':
       return vscode.l10n.t('Screen refused: the {0} backend cannot host one.', placement.backend);
   }

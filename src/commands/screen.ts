@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
-import { ScreenError } from '../core/problem';
+import { backendSetting, ScreenError, type Problem } from '../core/problem';
 import type { Ctx } from '../ctx';
-import { problemMessage } from '../messages';
+import { hostPlace } from '../messages';
+import { showProblem } from '../problemUi';
 import { DEFAULT_IMAGE } from '../settings';
 import { SCREEN_VIEW_ID } from '../screenViews';
 
@@ -14,24 +15,21 @@ export const HOST_DESKTOP_PACKAGES = [
 export function registerScreenCommands(ctx: Ctx): void {
   ctx.registerCommand('botScreen.start', async () => {
     void vscode.commands.executeCommand(`${SCREEN_VIEW_ID}.focus`);
-    await report(ctx, () => ctx.controller.start());
+    await report(ctx, () => ctx.controller.start(), 'botScreen.start');
   });
-  ctx.registerCommand('botScreen.stop', () => report(ctx, () => ctx.controller.stop()));
+  ctx.registerCommand('botScreen.stop', () => report(ctx, () => ctx.controller.stop(), 'botScreen.stop'));
   ctx.registerCommand('botScreen.openInEditor', () => ctx.views.openInEditor());
   ctx.registerCommand('botScreen.showLogs', () => ctx.log.show(true));
   ctx.registerCommand('botScreen.installHostDesktop', () => installHostDesktop(ctx));
 }
 
-async function report(ctx: Ctx, action: () => Promise<unknown>): Promise<void> {
+/** Runs a command's action; a failure becomes a notification whose buttons fix it. */
+async function report(ctx: Ctx, action: () => Promise<unknown>, retryCommand: string): Promise<void> {
   try {
     await action();
   } catch (err) {
-    const message = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
-    ctx.log.error(message);
-    const showLogs = vscode.l10n.t('Show Logs');
-    if ((await vscode.window.showErrorMessage(message, showLogs)) === showLogs) {
-      ctx.log.show(true);
-    }
+    const problem: Problem = err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: retryCommand, detail: String(err) };
+    await showProblem({ log: ctx.log, retryCommand }, problem);
   }
 }
 
@@ -42,8 +40,11 @@ async function report(ctx: Ctx, action: () => Promise<unknown>): Promise<void> {
 function installHostDesktop(ctx: Ctx): void {
   const placement = ctx.controller.placement();
   if (placement?.where !== 'host') {
+    const backend = placement?.backend ?? 'docker';
     void vscode.window.showErrorMessage(
-      vscode.l10n.t('The screen lives inside the sandbox, not on this machine: give the sandbox the desktop image {0} ("botScreen.sandbox.docker.image") instead of installing a desktop here.', DEFAULT_IMAGE),
+      ['docker', 'podman', 'apptainer'].includes(backend)
+        ? vscode.l10n.t('The screen lives inside the sandbox, not {0}: give the sandbox the desktop image {1} ("{2}") instead of installing a desktop here.', hostPlace(), DEFAULT_IMAGE, backendSetting(backend, 'image'))
+        : vscode.l10n.t('The screen lives inside the sandbox, not {0}: install the desktop (TigerVNC, Xfce, python3) in the sandbox instead.', hostPlace()),
     );
     return;
   }
