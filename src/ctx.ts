@@ -17,6 +17,8 @@ export class Ctx implements vscode.Disposable {
   readonly controller: ScreenController;
   readonly views: ScreenViews;
   readonly control: Control;
+  /** Long work outside a start or stop (an image build) shows its spinner through whileBusy. */
+  readonly statusBar: PlacementStatusBar;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(readonly extension: vscode.ExtensionContext) {
@@ -29,7 +31,7 @@ export class Ctx implements vscode.Disposable {
     });
     this.own({ dispose: () => this.controller.dispose() });
     this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
-    this.own(new PlacementStatusBar(this.controller, this.control));
+    this.statusBar = this.own(new PlacementStatusBar(this.controller, this.control));
     // Menus offer Start or Stop, Take control or Hand back, by these keys.
     const setContext = () => {
       void vscode.commands.executeCommand('setContext', 'botScreen.running', this.controller.status.state === 'running');

@@ -23,11 +23,12 @@ export function activate(context: vscode.ExtensionContext): void {
   registerAgentTools(current);
   registerExternalViewerCommands(current);
   registerBrowserCommands(current);
-  // A screen that outlived a window reload is found again; nothing is created here. Not awaited:
-  // a slow Docker daemon must not hold up activation.
+  // A screen that outlived a window reload is found again; nothing is created here. Only a
+  // marker of this workspace (a file read) makes window start call a sandbox CLI at all. Not
+  // awaited: a slow Docker daemon must not hold up activation.
   void migrateRetiredImage(current.log)
     .catch((err: unknown) => current.log.warn(`settings migration failed: ${String(err)}`))
-    .then(() => current.controller.attach())
+    .then(() => (current.controller.hasMarker() ? current.controller.attach() : undefined))
     .then(() => {
       const autoStart = vscode.workspace.getConfiguration('botScreen').get<boolean>('autoStart');
       if (autoStart && current.controller.status.state !== 'running') {

@@ -97,6 +97,10 @@ export class ScreenController {
     private readonly options: ControllerOptions = {},
   ) {
     this.key = settings().workspaceKey;
+    // What the settings say before anything ran (no CLI): window start may never call attach.
+    const placement = this.placement();
+    const refusal = this.placementProblem(placement);
+    this.current = { state: refusal ? 'refused' : 'stopped', placement, problem: refusal };
   }
 
   /** Relay bytes and agent actions keep the screen from idling out. */
@@ -123,6 +127,14 @@ export class ScreenController {
   placement(): Placement | undefined {
     const s = this.settings();
     return s.backend ? resolvePlacement(s.backend, s.placement) : undefined;
+  }
+
+  /**
+   * Whether this workspace has a marker on disk: a file read, no CLI. Window start calls the
+   * sandbox's CLI (attach) only when this is true.
+   */
+  hasMarker(): boolean {
+    return this.markers.read(this.key).marker !== undefined;
   }
 
   /**
