@@ -94,6 +94,10 @@ export function hostPlace(): string {
       return vscode.l10n.t('in WSL');
     case 'codespace':
       return vscode.l10n.t('in the codespace');
+    case 'tunnel':
+      return vscode.l10n.t('on the tunnel\'s machine');
+    case 'server':
+      return vscode.l10n.t('on the VS Code server ({0})', vscode.env.remoteName ?? '');
     case 'other':
       return vscode.l10n.t('on the remote machine ({0})', vscode.env.remoteName ?? '');
   }
@@ -112,12 +116,38 @@ export function hostName(): string {
       return vscode.l10n.t('WSL');
     case 'codespace':
       return vscode.l10n.t('the codespace');
+    case 'tunnel':
+      return vscode.l10n.t('the tunnel\'s machine');
+    case 'server':
+      return vscode.l10n.t('the VS Code server ({0})', vscode.env.remoteName ?? '');
     case 'other':
       return vscode.l10n.t('the remote machine ({0})', vscode.env.remoteName ?? '');
   }
 }
 
-function remoteKind(): 'local' | 'ssh' | 'container' | 'wsl' | 'codespace' | 'other' {
+/** The machine the extension host runs on in a word or two, for the status bar. */
+export function hostShortName(): string {
+  switch (remoteKind()) {
+    case 'local':
+      return vscode.l10n.t('this machine');
+    case 'ssh':
+      return vscode.l10n.t('SSH host');
+    case 'container':
+      return vscode.l10n.t('dev container');
+    case 'wsl':
+      return vscode.l10n.t('WSL');
+    case 'codespace':
+      return vscode.l10n.t('codespace');
+    case 'tunnel':
+      return vscode.l10n.t('tunnel host');
+    case 'server':
+      return vscode.l10n.t('VS Code server');
+    case 'other':
+      return vscode.l10n.t('remote host');
+  }
+}
+
+function remoteKind(): 'local' | 'ssh' | 'container' | 'wsl' | 'codespace' | 'tunnel' | 'server' | 'other' {
   const name = vscode.env.remoteName;
   switch (name) {
     case undefined:
@@ -132,8 +162,12 @@ function remoteKind(): 'local' | 'ssh' | 'container' | 'wsl' | 'codespace' | 'ot
       return 'wsl';
     case 'codespaces':
       return 'codespace';
+    case 'tunnel':
+      return 'tunnel';
     default:
-      return 'other';
+      // A served VS Code (code serve-web, a VS Code Server opened in a browser) names its
+      // remote by the server's own address.
+      return /^[^+]*:\d+$/.test(name) ? 'server' : 'other';
   }
 }
 

@@ -11,6 +11,8 @@ import { hostName, hostPlace, problemMessage } from './messages';
 
 export interface FixContext {
   readonly log: vscode.LogOutputChannel;
+  /** This extension's package.json: the scope of each setting it contributes. */
+  readonly manifest: unknown;
   /** The command Retry runs: the action that failed. */
   readonly retryCommand?: string;
 }
@@ -45,7 +47,13 @@ export async function showProblem(context: FixContext, problem: Problem): Promis
 export async function applyFix(context: FixContext, fix: Fix): Promise<void> {
   switch (fix.kind) {
     case 'openSettings':
-      await vscode.commands.executeCommand('workbench.action.openSettings', `@id:${fix.setting}`);
+      // In a remote window the User tab leaves out machine-scoped settings (the CLI paths):
+      // those are edited in the Remote tab, which is where the filter must land.
+      if (vscode.env.remoteName && isMachineScoped(context.manifest, fix.setting)) {
+        await vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query: `@id:${fix.setting}` });
+      } else {
+        await vscode.commands.executeCommand('workbench.action.openSettings', `@id:${fix.setting}`);
+      }
       return;
     case 'retry':
       await vscode.commands.executeCommand(context.retryCommand ?? 'botScreen.start');
@@ -69,6 +77,13 @@ export async function applyFix(context: FixContext, fix: Fix): Promise<void> {
       context.log.show(true);
       return;
   }
+}
+
+function isMachineScoped(manifest: unknown, setting: string): boolean {
+  const configuration = (manifest as { contributes?: { configuration?: unknown } } | undefined)?.contributes?.configuration;
+  const sections = (Array.isArray(configuration) ? configuration : [configuration]) as Array<{ properties?: Record<string, { scope?: string }> } | undefined>;
+  const scope = sections.map((section) => section?.properties?.[setting]?.scope).find((value) => value !== undefined);
+  return scope === 'machine' || scope === 'machine-overridable';
 }
 
 /**

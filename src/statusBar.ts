@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { Control } from './control';
 import type { ScreenController, ScreenStatus } from './core/screen';
 import { placementLabel } from './core/placement';
-import { hostName, placementHeadline, problemMessage, stateLabel } from './messages';
+import { hostShortName, placementHeadline, problemMessage, stateLabel } from './messages';
 
 export type StatusBarVisibility = 'auto' | 'always' | 'never';
 
@@ -74,7 +74,7 @@ export class PlacementStatusBar implements vscode.Disposable {
       : placement.where === 'sandbox'
         ? { icon: '$(vm)', text: vscode.l10n.t('{0} sandbox', placement.backend) }
         : placement.where === 'host'
-          ? { icon: '$(device-desktop)', text: hostName() }
+          ? { icon: '$(device-desktop)', text: hostShortName() }
           : { icon: '$(error)', text: vscode.l10n.t('refused') };
     const busy = status.state === 'starting' || status.state === 'stopping' || this.busyCount > 0;
     const running = busy ? '$(loading~spin)' : status.state === 'running' ? '$(circle-filled)' : '$(circle-outline)';

@@ -29,7 +29,7 @@ async function report(ctx: Ctx, action: () => Promise<unknown>, retryCommand: st
     await action();
   } catch (err) {
     const problem: Problem = err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: retryCommand, detail: String(err) };
-    await showProblem({ log: ctx.log, retryCommand }, problem);
+    await showProblem({ log: ctx.log, manifest: ctx.extension.extension.packageJSON, retryCommand }, problem);
   }
 }
 
