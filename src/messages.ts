@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { Placement } from './core/placement';
 import { problemSetting, type Problem } from './core/problem';
 import type { ScreenStatus } from './core/screen';
+import { fixesFor, type Fix, type FixStrings } from './fixes';
 import type { ScreenState, ScreenStatusView, ViewAction, ViewStrings } from './protocol';
 
 /** Every user-facing sentence about the screen, localised. */
@@ -212,8 +213,28 @@ export function stateLabel(state: ScreenState): string {
   }
 }
 
-export function viewStrings(): ViewStrings {
+/** The labels of the buttons that fix a problem. */
+export function fixStrings(): FixStrings {
   return {
+    openSettings: vscode.l10n.t('Open Settings'),
+    retry: vscode.l10n.t('Retry'),
+    buildImage: vscode.l10n.t('Build Image'),
+    startDocker: vscode.l10n.t('Start Docker'),
+    installDocker: vscode.l10n.t('Install Docker'),
+    allowHost: vscode.l10n.t('Allow on this machine…'),
+    installHostDesktop: vscode.l10n.t('Install Desktop'),
+    showLogs: vscode.l10n.t('Show Logs'),
+  };
+}
+
+export function viewStrings(): ViewStrings {
+  const fixes = fixStrings();
+  return {
+    openSettings: fixes.openSettings,
+    buildImage: fixes.buildImage,
+    startDocker: fixes.startDocker,
+    installDocker: fixes.installDocker,
+    allowHost: fixes.allowHost,
     start: vscode.l10n.t('Start'),
     stop: vscode.l10n.t('Stop'),
     openInEditor: vscode.l10n.t('Open in Editor'),
@@ -242,10 +263,12 @@ export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatu
     case 'stopping':
       break;
     case 'refused':
-      actions.push('showLogs');
+      actions.push(...(status.problem ? fixesFor(status.problem).map(viewAction) : []), 'showLogs');
       break;
     default:
-      // A blocker takes the place of Start when starting again cannot help by itself.
+      // The problem's fixes first; a blocker takes the place of Start when starting again
+      // cannot help by itself.
+      actions.push(...(status.problem ? fixesFor(status.problem).map(viewAction) : []));
       actions.push(hostBinariesMissing ? 'installHostDesktop' : 'start');
       if (status.problem) {
         actions.push('showLogs');
@@ -264,8 +287,13 @@ export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatu
     stateLabel: stateLabel(status.state),
     headline: placementHeadline(status.placement),
     detail: details.join('\n\n'),
-    actions,
+    actions: [...new Set(actions)],
   };
+}
+
+/** A fix as a button of the view: Retry is the view's Start. */
+function viewAction(fix: Fix): ViewAction {
+  return fix.kind === 'retry' ? 'start' : fix.kind;
 }
 
 function firstLine(text: string): string {

@@ -6,8 +6,8 @@
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
 import type { Problem } from './core/problem';
-import { BUILD_IMAGE_COMMAND, INSTALL_DOCKER_URL, START_DOCKER_URL, fixesFor, fixLabel, type Fix, type FixStrings } from './fixes';
-import { hostName, hostPlace, problemMessage } from './messages';
+import { BUILD_IMAGE_COMMAND, INSTALL_DOCKER_URL, START_DOCKER_URL, fixesFor, fixLabel, type Fix } from './fixes';
+import { fixStrings, hostName, hostPlace, problemMessage } from './messages';
 
 export interface FixContext {
   readonly log: vscode.LogOutputChannel;
@@ -15,19 +15,6 @@ export interface FixContext {
   readonly manifest: unknown;
   /** The command Retry runs: the action that failed. */
   readonly retryCommand?: string;
-}
-
-export function fixStrings(): FixStrings {
-  return {
-    openSettings: vscode.l10n.t('Open Settings'),
-    retry: vscode.l10n.t('Retry'),
-    buildImage: vscode.l10n.t('Build Image'),
-    startDocker: vscode.l10n.t('Start Docker'),
-    installDocker: vscode.l10n.t('Install Docker'),
-    allowHost: vscode.l10n.t('Allow on this machine…'),
-    installHostDesktop: vscode.l10n.t('Install Desktop'),
-    showLogs: vscode.l10n.t('Show Logs'),
-  };
 }
 
 /** The problem as an error notification with its fixes as buttons; runs the one chosen. */

@@ -96,6 +96,8 @@ export class ScreenWebview implements vscode.Disposable {
           this.takeControl();
         } else if (message.action === 'handBack') {
           this.control.handBack(this.viewerId);
+        } else if (FIX_ACTIONS.has(message.action)) {
+          void vscode.commands.executeCommand(APPLY_FIX_COMMAND, message.action);
         } else {
           void vscode.commands.executeCommand(actionCommand(message.action));
         }
@@ -170,6 +172,10 @@ export class ScreenWebview implements vscode.Disposable {
   }
 }
 
+/** The view's buttons that fix the problem it shows; src/commands/screen.ts runs them. */
+export const APPLY_FIX_COMMAND = 'botScreen.applyFix';
+const FIX_ACTIONS: ReadonlySet<ViewAction> = new Set(['openSettings', 'buildImage', 'startDocker', 'installDocker', 'allowHost']);
+
 export function actionCommand(action: ViewAction): string {
   switch (action) {
     case 'start':
@@ -190,5 +196,11 @@ export function actionCommand(action: ViewAction): string {
       return 'botScreen.takeControl';
     case 'handBack':
       return 'botScreen.handBack';
+    case 'openSettings':
+    case 'buildImage':
+    case 'startDocker':
+    case 'installDocker':
+    case 'allowHost':
+      return APPLY_FIX_COMMAND;
   }
 }

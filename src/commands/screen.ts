@@ -2,7 +2,9 @@ import * as vscode from 'vscode';
 import { backendSetting, ScreenError, type Problem } from '../core/problem';
 import type { Ctx } from '../ctx';
 import { hostPlace } from '../messages';
-import { showProblem } from '../problemUi';
+import { fixesFor } from '../fixes';
+import { applyFix, showProblem } from '../problemUi';
+import { APPLY_FIX_COMMAND } from '../screenWebview';
 import { DEFAULT_IMAGE } from '../settings';
 import { SCREEN_VIEW_ID } from '../screenViews';
 
@@ -21,6 +23,14 @@ export function registerScreenCommands(ctx: Ctx): void {
   ctx.registerCommand('botScreen.openInEditor', () => ctx.views.openInEditor());
   ctx.registerCommand('botScreen.showLogs', () => ctx.log.show(true));
   ctx.registerCommand('botScreen.installHostDesktop', () => installHostDesktop(ctx));
+  // The Screen view's fix buttons: the fix of that kind for the problem the view shows now.
+  ctx.registerCommand(APPLY_FIX_COMMAND, async (kind: unknown) => {
+    const problem = ctx.controller.status.problem;
+    const fix = problem ? fixesFor(problem).find((candidate) => candidate.kind === kind) : undefined;
+    if (fix) {
+      await applyFix({ log: ctx.log, manifest: ctx.extension.extension.packageJSON }, fix);
+    }
+  });
 }
 
 /** Runs a command's action; a failure becomes a notification whose buttons fix it. */

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'node:test';
-import { openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
+import { findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
 import { VSIX, containersOf, removeContainersOf, withWindow } from './botscreen.mjs';
 
 // The trust dialog is not what these tests are about: with trust off the extension activates
@@ -39,6 +39,21 @@ async function clickToastButton(page, text, button) {
   const message = (await toast.locator('.notification-list-item-message').first().innerText()).trim();
   await toast.locator('.monaco-button', { hasText: button }).first().click();
   return message;
+}
+
+/** The settings editor is open, filtered to exactly `id`, and lists that one setting. */
+async function settingsShowOnly(page, id, title) {
+  const search = page.locator('.settings-editor .search-container .view-lines').first();
+  const value = await waitFor(async () => {
+    const text = ((await search.innerText().catch(() => '')) ?? '').replace(/\u00a0/g, ' ').trim();
+    return text.startsWith('@id:') ? text : undefined;
+  }, 30_000, 200, 'the settings editor search box');
+  assert.equal(value, `@id:${id}`);
+  // The CLI path is machine-scoped: in this (served, so remote) window it lives in the Remote tab.
+  const count = page.locator('.settings-editor .settings-count-widget').first();
+  await waitFor(async () => (await count.innerText().catch(() => '')).trim() === '1 Setting Found', 30_000, 200, 'one setting found');
+  assert.match(await page.locator('.settings-editor .settings-tabs-widget .action-label.checked').first().innerText(), /^Remote/);
+  assert.match(await page.locator('.settings-editor .settings-body').first().innerText(), new RegExp(title));
 }
 
 /** Every settings file the window's user layer may be written to, as text. */
@@ -108,18 +123,18 @@ test('a missing Docker CLI: the error names the setting and Open Settings lands 
     console.log(`# error: ${message}`);
     assert.match(message, /botScreen\.sandbox\.docker\.path/);
     assert.doesNotMatch(message, /<backend>/);
-    const search = page.locator('.settings-editor .search-container .view-lines').first();
-    const value = await waitFor(async () => {
-      const text = ((await search.innerText().catch(() => '')) ?? '').replace(/\u00a0/g, ' ').trim();
-      return text.startsWith('@id:') ? text : undefined;
-    }, 30_000, 200, 'the settings editor search box');
-    assert.equal(value, '@id:botScreen.sandbox.docker.path');
-    // The CLI path is machine-scoped: in this (served, so remote) window it lives in the Remote tab.
-    const count = page.locator('.settings-editor .settings-count-widget').first();
-    await waitFor(async () => (await count.innerText().catch(() => '')).trim() === '1 Setting Found', 30_000, 200, 'one setting found');
-    assert.match(await page.locator('.settings-editor .settings-tabs-widget .action-label.checked').first().innerText(), /^Remote/);
-    assert.match(await page.locator('.settings-editor .settings-body').first().innerText(), /Docker: Path/);
+    await settingsShowOnly(page, 'botScreen.sandbox.docker.path', 'Docker: Path');
     await screenshot(page, 'errors-open-settings');
+
+    // The Screen view offers the same fixes; its Open Settings lands on the setting too.
+    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    const actions = await frame.evaluate(() => [...document.querySelectorAll('#actions button')].map((b) => b.dataset.action));
+    console.log(`# view actions: ${actions.join(', ')}`);
+    assert.deepEqual(actions.slice(0, 4), ['openSettings', 'installDocker', 'start', 'showLogs']);
+    await runCommand(page, 'View: Close All Editors');
+    await page.locator('.settings-editor').first().waitFor({ state: 'hidden', timeout: 15_000 });
+    await frame.locator('#actions button[data-action="openSettings"]').click();
+    await settingsShowOnly(page, 'botScreen.sandbox.docker.path', 'Docker: Path');
     assert.deepEqual(containersOf(server.workspace), [], 'nothing was created');
   });
 });
