@@ -84,7 +84,8 @@ test('a container on another image than the default: the view asks, Keep pins th
       const key = workspaceKey(server.workspace);
       sh('docker', ['run', '-d', '--init', '--name', `botscreen-${key}`, '--label', 'dev.botscreen.managed=1',
         '--label', `dev.botscreen.workspace=${key}`, OLD, 'sleep', 'infinity']);
-      await reloadWindow(page);
+      // Without a marker, window start calls no Docker at all: the question comes with Start.
+      await runCommand(page, 'Bot Screen: Start Screen');
       await runCommand(page, 'Bot Screen: Open Screen in Editor');
       const frame = await findWebviewFrame(page, 'botScreen', 60_000);
       const keep = frame.locator('button[data-action="keepImage"]');
