@@ -18,6 +18,8 @@ export class Ctx implements vscode.Disposable {
   readonly controller: ScreenController;
   readonly views: ScreenViews;
   readonly control: Control;
+  /** Long work outside a start or stop (an image build) shows its spinner through whileBusy. */
+  readonly statusBar: PlacementStatusBar;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(readonly extension: vscode.ExtensionContext) {
@@ -42,7 +44,7 @@ export class Ctx implements vscode.Disposable {
     );
     this.own({ dispose: () => this.controller.dispose() });
     this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
-    this.own(new PlacementStatusBar(this.controller, this.control));
+    this.statusBar = this.own(new PlacementStatusBar(this.controller, this.control));
     // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
     // control or Hand back (Hand back only where this window holds control), Switch/Keep only
     // while the image question is open, Install Desktop only for a screen on this machine.

@@ -34,13 +34,14 @@ export function activate(context: vscode.ExtensionContext): void {
 
 /**
  * A screen that outlived a window reload is found again; nothing is created here but what the
- * user's own autoStart asks for (a workspace's autoStart is ignored). Not awaited: a slow Docker
- * daemon must not hold up activation.
+ * user's own autoStart asks for (a workspace's autoStart is ignored). Only a marker of this
+ * workspace (a file read) makes window start call a sandbox CLI at all. Not awaited: a slow
+ * Docker daemon must not hold up activation.
  */
 function resume(current: Ctx): void {
   void migrateRetiredImage(current.log)
     .catch((err: unknown) => current.log.warn(`settings migration failed: ${String(err)}`))
-    .then(() => current.controller.attach())
+    .then(() => (current.controller.hasMarker() ? current.controller.attach() : undefined))
     .then(() => {
       if (userSetting<boolean>('autoStart') === true && current.controller.status.state !== 'running') {
         void vscode.commands.executeCommand('botScreen.start');

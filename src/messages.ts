@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
 import type { Placement } from './core/placement';
 import type { StartQuestion } from './core/consent';
-import type { Problem } from './core/problem';
+import { problemSetting, type Problem } from './core/problem';
 import type { ScreenStatus } from './core/screen';
-import { DEFAULT_IMAGE } from './settings';
+import { fixesFor, type Fix, type FixStrings } from './fixes';
 import type { ScreenState, ScreenStatusView, ViewAction, ViewStrings } from './protocol';
 
 /** Every user-facing sentence about the screen, localised. */
@@ -12,35 +12,39 @@ export function problemMessage(problem: Problem): string {
   switch (problem.code) {
     case 'refused':
       return vscode.l10n.t(
-        'The sandbox backend is {0}, which cannot host a screen yet. Putting the screen on this machine would leave the browser and desktop outside the sandbox; set "botScreen.placement": "gateway" to allow that explicitly.',
+        'The sandbox backend is {0}, which cannot host a screen yet. Putting the screen {1} would leave the browser and desktop outside the sandbox; set "botScreen.placement": "gateway" to allow that explicitly.',
         problem.backend,
+        hostPlace(),
       );
     case 'cliMissing':
-      return vscode.l10n.t('The program "{0}" was not found. Install it, or point the backend\'s "path" setting ("botScreen.sandbox.<backend>.path") at it.', problem.cli);
+      return vscode.l10n.t('The program "{0}" was not found {1}. Install it, or set "{2}" to its full path.', problem.cli, hostPlace(), problem.setting);
     case 'daemonDown':
-      return vscode.l10n.t('The Docker daemon is not running ({0}). Start it (for example "sudo systemctl start docker", or "dockerd" as root) and try again.', firstLine(problem.detail));
+      return vscode.l10n.t('The Docker daemon behind "{0}" is not running {1} ({2}). Start it (for example "sudo systemctl start docker", or "dockerd" as root) and try again.', problem.cli, hostPlace(), firstLine(problem.detail));
     case 'badImage':
-      return vscode.l10n.t('"{0}" is not a valid image name (check "botScreen.sandbox.docker.image"). Nothing was run.', problem.image);
+      return vscode.l10n.t('"{0}" is not a valid image name (check "{1}"). Nothing was run.', problem.image, problem.setting);
     case 'badGeometry':
       return vscode.l10n.t('"{0}" is not a screen size: "botScreen.screen.geometry" must look like 1280x800 (each side 320 to 8192). Nothing was run.', problem.geometry);
     case 'badContainer':
-      return vscode.l10n.t('"{0}" is not a valid container name (check "botScreen.sandbox.docker.container"). Nothing was run.', problem.container);
+      return vscode.l10n.t('"{0}" is not a valid container name (check "{1}"). Nothing was run.', problem.container, problem.setting);
     case 'imageUnavailable':
       return problem.keptContainer
         ? vscode.l10n.t('The image {0} is not available and could not be pulled ({1}). The current sandbox container was kept as it is.', problem.image, problem.detail)
-        : vscode.l10n.t('The sandbox image {0} is not available and could not be pulled ({1}). Check "botScreen.sandbox.docker.image", or leave it empty to use the image Bot Screen builds itself, then start again.', problem.image, problem.detail);
+        : vscode.l10n.t('The sandbox image {0} is not available and could not be pulled ({1}). Build it (Bot Screen: Build Sandbox Image), or set "{2}" to an image you have, then start again.', problem.image, problem.detail, problem.setting);
     case 'imageMissing':
       return problem.buildable
         ? vscode.l10n.t('The sandbox image {0} is not built yet. Run "Bot Screen: Build Sandbox Image" ({1}), then start again.', problem.image, imageBuildCost())
         : vscode.l10n.t('The sandbox image {0} was built by another version of Bot Screen and is gone. Clear "botScreen.sandbox.docker.image" to use this version\'s image, then start again.', problem.image);
     case 'containerNotRunning':
-      return vscode.l10n.t('The container {0} named in "botScreen.sandbox.docker.container" is not running. Bot Screen never starts or recreates a container it does not own: start it yourself, then start the screen.', problem.container);
+      return vscode.l10n.t('The container {0} named in "{1}" is not running. Bot Screen never starts or recreates a container it does not own: start it yourself, then start the screen.', problem.container, problem.setting);
     case 'missingBinaries':
-      return problem.onHost
-        ? vscode.l10n.t('This machine lacks {0}, which the screen needs. Install the desktop packages (TigerVNC and Xfce) to run the screen here.', problem.names.join(', '))
-        : vscode.l10n.t('The sandbox lacks {0}, which the screen needs. Give the sandbox the desktop image {1} ("botScreen.sandbox.docker.image"), or set "botScreen.placement": "gateway".', problem.names.join(', '), DEFAULT_IMAGE);
+      if (problem.onHost) {
+        return vscode.l10n.t('The screen needs {0}, which {1} lacks. Install the desktop packages (TigerVNC and Xfce) to run the screen there.', problem.names.join(', '), hostName());
+      }
+      return problem.setting
+        ? vscode.l10n.t('The sandbox lacks {0}, which the screen needs. Give it the desktop image ("{1}"; Build Image makes it), or set "botScreen.placement": "gateway".', problem.names.join(', '), problem.setting)
+        : vscode.l10n.t('The sandbox lacks {0}, which the screen needs. Install TigerVNC, Xfce and python3 in it, or set "botScreen.placement": "gateway".', problem.names.join(', '));
     case 'startTimeout':
-      return vscode.l10n.t('The screen did not come up in time and was stopped. Launcher log:\n{0}', problem.log);
+      return vscode.l10n.t('The screen did not come up in time and was stopped. The launcher\'s log is in the Bot Screen log (Show Logs).');
     case 'sandboxGone':
       return sandboxGoneMessage();
     case 'sandboxUnknown':
@@ -50,21 +54,25 @@ export function problemMessage(problem: Problem): string {
     case 'commandFailed':
       return vscode.l10n.t('{0} failed: {1}', problem.what, problem.detail);
     case 'badHost':
-      return vscode.l10n.t('"{0}" is not a host name: it must not be empty or start with "-", and may hold only letters, digits and . _ : % -. Nothing was run.', problem.host);
+      return problem.setting
+        ? vscode.l10n.t('"{0}" is not a host name (check "{1}"): it must not be empty or start with "-", and may hold only letters, digits and . _ : % -. Nothing was run.', problem.host, problem.setting)
+        : vscode.l10n.t('"{0}" is not a host name: it must not be empty or start with "-", and may hold only letters, digits and . _ : % -. Nothing was run.', problem.host);
     case 'badSshUser':
       return vscode.l10n.t('"{0}" is not a usable SSH user name (check "botScreen.sandbox.ssh.user"). Nothing was run.', problem.user);
     case 'badPort':
-      return vscode.l10n.t('"{0}" is not a port number between 1 and 65535. Nothing was run.', problem.port);
+      return problem.setting
+        ? vscode.l10n.t('"{0}" is not a port number between 1 and 65535 (check "{1}"). Nothing was run.', problem.port, problem.setting)
+        : vscode.l10n.t('"{0}" is not a port number between 1 and 65535. Nothing was run.', problem.port);
     case 'badIdentityFile':
       return vscode.l10n.t('The SSH identity file "{0}" is not an absolute path to a readable file (check "botScreen.sandbox.ssh.identityFile"). Nothing was run.', problem.path);
     case 'unsafeControlDir':
       return vscode.l10n.t('The SSH control socket directory {0} is not private to you (it must be yours and mode 0700). Remove it and try again.', problem.path);
     case 'sshFailed':
-      return vscode.l10n.t('Could not log in to {0} over SSH: {1}', problem.host, problem.detail);
+      return vscode.l10n.t('Could not log in to {0} over SSH from {1}: {2}', problem.host, hostName(), problem.detail);
     case 'badInstance':
       return vscode.l10n.t('"{0}" is not a valid Apptainer instance name (check "botScreen.sandbox.apptainer.instance"). Nothing was run.', problem.instance);
     case 'badKubeName':
-      return vscode.l10n.t('"{1}" is not a valid Kubernetes {0} name (check the "botScreen.sandbox.kubernetes" settings). Nothing was run.', problem.kind, problem.value);
+      return vscode.l10n.t('"{1}" is not a valid Kubernetes {0} name (check "{2}"). Nothing was run.', problem.kind, problem.value, problemSetting(problem) ?? '');
     case 'podNotSet':
       return vscode.l10n.t('Set "botScreen.sandbox.kubernetes.pod" to the pod the agent\'s terminal runs in; Bot Screen never creates pods.');
     case 'podNotFound':
@@ -108,6 +116,99 @@ function consentMessage(question: StartQuestion, declined: boolean): string {
       );
 }
 
+/**
+ * Where the extension host runs, seen from the user: with VS Code's remote support that is the
+ * SSH host, the dev container, WSL... and "this machine" would mislead.
+ */
+export function hostPlace(): string {
+  switch (remoteKind()) {
+    case 'local':
+      return vscode.l10n.t('on this machine');
+    case 'ssh':
+      return vscode.l10n.t('on the SSH host');
+    case 'container':
+      return vscode.l10n.t('in the dev container');
+    case 'wsl':
+      return vscode.l10n.t('in WSL');
+    case 'codespace':
+      return vscode.l10n.t('in the codespace');
+    case 'tunnel':
+      return vscode.l10n.t('on the tunnel\'s machine');
+    case 'server':
+      return vscode.l10n.t('on the VS Code server ({0})', vscode.env.remoteName ?? '');
+    case 'other':
+      return vscode.l10n.t('on the remote machine ({0})', vscode.env.remoteName ?? '');
+  }
+}
+
+/** The machine the extension host runs on, as a noun inside a sentence (see hostPlace). */
+export function hostName(): string {
+  switch (remoteKind()) {
+    case 'local':
+      return vscode.l10n.t('this machine');
+    case 'ssh':
+      return vscode.l10n.t('the SSH host');
+    case 'container':
+      return vscode.l10n.t('the dev container');
+    case 'wsl':
+      return vscode.l10n.t('WSL');
+    case 'codespace':
+      return vscode.l10n.t('the codespace');
+    case 'tunnel':
+      return vscode.l10n.t('the tunnel\'s machine');
+    case 'server':
+      return vscode.l10n.t('the VS Code server ({0})', vscode.env.remoteName ?? '');
+    case 'other':
+      return vscode.l10n.t('the remote machine ({0})', vscode.env.remoteName ?? '');
+  }
+}
+
+/** The machine the extension host runs on in a word or two, for the status bar. */
+export function hostShortName(): string {
+  switch (remoteKind()) {
+    case 'local':
+      return vscode.l10n.t('this machine');
+    case 'ssh':
+      return vscode.l10n.t('SSH host');
+    case 'container':
+      return vscode.l10n.t('dev container');
+    case 'wsl':
+      return vscode.l10n.t('WSL');
+    case 'codespace':
+      return vscode.l10n.t('codespace');
+    case 'tunnel':
+      return vscode.l10n.t('tunnel host');
+    case 'server':
+      return vscode.l10n.t('VS Code server');
+    case 'other':
+      return vscode.l10n.t('remote host');
+  }
+}
+
+function remoteKind(): 'local' | 'ssh' | 'container' | 'wsl' | 'codespace' | 'tunnel' | 'server' | 'other' {
+  const name = vscode.env.remoteName;
+  switch (name) {
+    case undefined:
+      return 'local';
+    case 'ssh-remote':
+      return 'ssh';
+    case 'dev-container':
+    case 'attached-container':
+    case 'k8s-container':
+      return 'container';
+    case 'wsl':
+      return 'wsl';
+    case 'codespaces':
+      return 'codespace';
+    case 'tunnel':
+      return 'tunnel';
+    default:
+      // A served VS Code (code serve-web, a VS Code Server opened in a browser) names its
+      // remote by the server's own address.
+      return /^[^+]*:\d+$/.test(name) ? 'server' : 'other';
+  }
+}
+
 export function sandboxGoneMessage(): string {
   return vscode.l10n.t('The sandbox hosting this screen is gone; start it again.');
 }
@@ -121,8 +222,8 @@ export function placementHeadline(placement: Placement | undefined): string {
       return vscode.l10n.t('Screen runs inside the {0} sandbox, with the terminal.', placement.backend);
     case 'host':
       return placement.why === 'localBackend'
-        ? vscode.l10n.t('Screen runs on this machine, where the terminal runs.')
-        : vscode.l10n.t('Screen runs on this machine (placement: gateway), outside the {0} sandbox.', placement.backend);
+        ? vscode.l10n.t('Screen runs {0}, where the terminal runs.', hostPlace())
+        : vscode.l10n.t('Screen runs {0} (placement: gateway), outside the {1} sandbox.', hostPlace(), placement.backend);
     case 'refused':
       return vscode.l10n.t('Screen refused: the {0} backend cannot host one.', placement.backend);
   }
@@ -149,8 +250,30 @@ export function stateLabel(state: ScreenState): string {
   }
 }
 
-export function viewStrings(): ViewStrings {
+/** The labels of the buttons that fix a problem. */
+export function fixStrings(): FixStrings {
   return {
+    openSettings: vscode.l10n.t('Open Settings'),
+    retry: vscode.l10n.t('Retry'),
+    buildImage: vscode.l10n.t('Build Image'),
+    startDocker: vscode.l10n.t('Start Docker'),
+    installDocker: vscode.l10n.t('Install Docker'),
+    allowHost: vscode.l10n.t('Allow on this machine…'),
+    installHostDesktop: vscode.l10n.t('Install Desktop'),
+    manageTrust: vscode.l10n.t('Manage Workspace Trust'),
+    showLogs: vscode.l10n.t('Show Logs'),
+  };
+}
+
+export function viewStrings(): ViewStrings {
+  const fixes = fixStrings();
+  return {
+    openSettings: fixes.openSettings,
+    buildImage: fixes.buildImage,
+    startDocker: fixes.startDocker,
+    installDocker: fixes.installDocker,
+    allowHost: fixes.allowHost,
+    manageTrust: fixes.manageTrust,
     start: vscode.l10n.t('Start'),
     stop: vscode.l10n.t('Stop'),
     openInEditor: vscode.l10n.t('Open in Editor'),
@@ -179,10 +302,12 @@ export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatu
     case 'stopping':
       break;
     case 'refused':
-      actions.push('showLogs');
+      actions.push(...(status.problem ? fixesFor(status.problem).map(viewAction) : []), 'showLogs');
       break;
     default:
-      // A blocker takes the place of Start when starting again cannot help by itself.
+      // The problem's fixes first; a blocker takes the place of Start when starting again
+      // cannot help by itself.
+      actions.push(...(status.problem ? fixesFor(status.problem).map(viewAction) : []));
       actions.push(hostBinariesMissing ? 'installHostDesktop' : 'start');
       if (status.problem) {
         actions.push('showLogs');
@@ -201,8 +326,13 @@ export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatu
     stateLabel: stateLabel(status.state),
     headline: placementHeadline(status.placement),
     detail: details.join('\n\n'),
-    actions,
+    actions: [...new Set(actions)],
   };
+}
+
+/** A fix as a button of the view: Retry is the view's Start. */
+function viewAction(fix: Fix): ViewAction {
+  return fix.kind === 'retry' ? 'start' : fix.kind;
 }
 
 function firstLine(text: string): string {

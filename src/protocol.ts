@@ -31,7 +31,14 @@ export type ViewAction =
   | 'switchImage'
   | 'keepImage'
   | 'takeControl'
-  | 'handBack';
+  | 'handBack'
+  /** Fixes of the problem the view shows (src/fixes.ts); Retry is 'start'. */
+  | 'openSettings'
+  | 'buildImage'
+  | 'startDocker'
+  | 'installDocker'
+  | 'allowHost'
+  | 'manageTrust';
 
 /** Labels the host localises for the webview (the webview has no access to vscode.l10n). */
 export interface ViewStrings {
@@ -44,6 +51,12 @@ export interface ViewStrings {
   readonly keepImage: string;
   readonly takeControl: string;
   readonly handBack: string;
+  readonly openSettings: string;
+  readonly buildImage: string;
+  readonly startDocker: string;
+  readonly installDocker: string;
+  readonly allowHost: string;
+  readonly manageTrust: string;
   readonly releaseKeyboard: string;
   readonly keyboardCaptured: string;
   readonly connecting: string;

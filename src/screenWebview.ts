@@ -103,6 +103,8 @@ export class ScreenWebview implements vscode.Disposable {
           this.takeControl();
         } else if (message.action === 'handBack') {
           this.control.handBack(this.viewerId);
+        } else if (FIX_ACTIONS.has(message.action)) {
+          void vscode.commands.executeCommand(APPLY_FIX_COMMAND, message.action);
         } else {
           void vscode.commands.executeCommand(actionCommand(message.action));
         }
@@ -187,6 +189,10 @@ export class ScreenWebview implements vscode.Disposable {
   }
 }
 
+/** The view's buttons that fix the problem it shows; src/commands/screen.ts runs them. */
+export const APPLY_FIX_COMMAND = 'botScreen.applyFix';
+const FIX_ACTIONS: ReadonlySet<ViewAction> = new Set(['openSettings', 'buildImage', 'startDocker', 'installDocker', 'allowHost', 'manageTrust']);
+
 export function actionCommand(action: ViewAction): string {
   switch (action) {
     case 'start':
@@ -207,5 +213,12 @@ export function actionCommand(action: ViewAction): string {
       return 'botScreen.takeControl';
     case 'handBack':
       return 'botScreen.handBack';
+    case 'openSettings':
+    case 'buildImage':
+    case 'startDocker':
+    case 'installDocker':
+    case 'allowHost':
+    case 'manageTrust':
+      return APPLY_FIX_COMMAND;
   }
 }

@@ -2,12 +2,29 @@ import * as vscode from 'vscode';
 import type { Control } from './control';
 import type { ScreenController, ScreenStatus } from './core/screen';
 import { placementLabel } from './core/placement';
-import { placementHeadline, problemMessage, stateLabel } from './messages';
+import { hostShortName, placementHeadline, problemMessage, stateLabel } from './messages';
 
-/** The placement at a glance: sandbox, this machine, or refused; a tooltip of command links. */
+export type StatusBarVisibility = 'auto' | 'always' | 'never';
+
+/** `botScreen.statusBar.visible`; the boolean of earlier versions still means always / never. */
+export function statusBarVisibility(raw: unknown): StatusBarVisibility {
+  if (raw === true || raw === 'always') {
+    return 'always';
+  }
+  return raw === false || raw === 'never' ? 'never' : 'auto';
+}
+
+/**
+ * The placement at a glance: sandbox, this machine, or refused; a spinner while something is
+ * under way; a tooltip of command links. Under `auto` it appears only in a window where a screen
+ * has run (a marker at window start, or any start, stop or attach since), so windows that never
+ * use Bot Screen carry no item.
+ */
 export class PlacementStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('botScreen.placement', vscode.StatusBarAlignment.Left, 50);
   private readonly disposables: vscode.Disposable[] = [];
+  private used: boolean;
+  private busyCount = 0;
 
   constructor(
     private readonly controller: ScreenController,
@@ -15,8 +32,12 @@ export class PlacementStatusBar implements vscode.Disposable {
   ) {
     this.item.name = vscode.l10n.t('Bot Screen placement');
     this.item.command = 'botScreen.openInEditor';
+    this.used = controller.hasMarker();
     this.disposables.push(
-      controller.onStatus((status) => this.render(status)),
+      controller.onStatus((status) => {
+        this.used = true;
+        this.render(status);
+      }),
       control.onDidChange(() => this.render(controller.status)),
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('botScreen')) {
@@ -27,9 +48,22 @@ export class PlacementStatusBar implements vscode.Disposable {
     this.render(controller.status);
   }
 
+  /** Shows the spinner until `work` settles (an image build, a pull). */
+  whileBusy<T>(work: Thenable<T>): Thenable<T> {
+    this.busyCount++;
+    this.used = true;
+    this.render(this.controller.status);
+    const done = () => {
+      this.busyCount--;
+      this.render(this.controller.status);
+    };
+    work.then(done, done);
+    return work;
+  }
+
   private render(status: ScreenStatus): void {
-    const shown = vscode.workspace.getConfiguration('botScreen').get<boolean>('statusBar.visible', true);
-    if (!shown) {
+    const visibility = statusBarVisibility(vscode.workspace.getConfiguration('botScreen').get('statusBar.visible'));
+    if (visibility === 'never' || (visibility === 'auto' && !this.used)) {
       this.item.hide();
       return;
     }
@@ -40,10 +74,18 @@ export class PlacementStatusBar implements vscode.Disposable {
       : placement.where === 'sandbox'
         ? { icon: '$(vm)', text: vscode.l10n.t('{0} sandbox', placement.backend) }
         : placement.where === 'host'
-          ? { icon: '$(device-desktop)', text: vscode.l10n.t('this machine') }
+          ? { icon: '$(device-desktop)', text: hostShortName() }
           : { icon: '$(error)', text: vscode.l10n.t('refused') };
-    const running = status.state === 'running' ? '$(circle-filled)' : '$(circle-outline)';
+    const busy = status.state === 'starting' || status.state === 'stopping' || this.busyCount > 0;
+    const running = busy ? '$(loading~spin)' : status.state === 'running' ? '$(circle-filled)' : '$(circle-outline)';
     this.item.text = `${where.icon} ${vscode.l10n.t('Screen: {0}', where.text)} ${running}`;
+    const control = status.state === 'running' ? (this.control.humanHolds() ? vscode.l10n.t('a person has control') : vscode.l10n.t('the agent has control')) : '';
+    this.item.accessibilityInformation = {
+      label: [vscode.l10n.t('Bot Screen, {0}: {1}', where.text, this.busyCount > 0 ? vscode.l10n.t('busy') : stateLabel(status.state)), control]
+        .filter(Boolean)
+        .join(', '),
+      role: 'button',
+    };
     this.item.backgroundColor =
       placement?.where === 'refused' || !placement || status.state === 'gone'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

@@ -57,10 +57,13 @@ export function registerBrowserCommands(ctx: Ctx): void {
     }
     const port = await forwardPort(target.sandbox, DEVTOOLS_PORT, undefined, { onRefused });
     forwardedFrom = target.sandbox.id;
-    const url = `http://127.0.0.1:${port}`;
+    const local = `http://127.0.0.1:${port}`;
+    // The port listens where the extension host runs; on a remote, VS Code forwards it to the
+    // user's side and the address the user gets is that one.
+    const url = (await vscode.env.asExternalUri(vscode.Uri.parse(local))).toString(true).replace(/\/$/, '');
     await vscode.env.clipboard.writeText(url);
-    ctx.log.info(`DevTools of the sandbox browser forwarded to ${url}`);
-    const reachable = await fetch(`${url}/json/version`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
+    ctx.log.info(`DevTools of the sandbox browser forwarded to ${local}${url === local ? '' : `, reachable as ${url}`}`);
+    const reachable = await fetch(`${local}/json/version`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
     if (reachable) {
       void vscode.window.showInformationMessage(vscode.l10n.t('DevTools of the sandbox browser: {0} (copied; only your user on this machine can connect).', url));
       return;

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { MAX_CONNECTIONS, refusalLog, supported, type Refusal } from '../core/loopbackGuard';
 import { listenForViewers, type ViewerListener } from '../core/viewerListener';
+import { hostPlace } from '../messages';
 import { runningScreen } from './screen';
 
 /**
@@ -19,6 +20,17 @@ const viewerPrefix = `external-${randomUUID()}`;
 export function externalViewerHolds(ctx: Ctx): boolean {
   const holder = ctx.control.current.viewerId;
   return ctx.control.humanHolds() && holder !== undefined && holder.startsWith(`${viewerPrefix}-`);
+}
+
+/**
+ * host:port of the listener as the user's machine sees it. VS Code maps only http(s) addresses,
+ * so the http form of the loopback port is mapped and its authority is what a VNC viewer needs.
+ * A tunnel that maps it to an https web address carries no raw TCP: then there is none.
+ */
+async function userSideAddress(port: number): Promise<{ readonly address?: string; readonly web: string }> {
+  const external = await vscode.env.asExternalUri(vscode.Uri.parse(`http://127.0.0.1:${port}`));
+  const address = external.scheme === 'http' && /:\d+$/.test(external.authority) ? external.authority : undefined;
+  return { address, web: external.toString(true) };
 }
 
 export function registerExternalViewerCommands(ctx: Ctx): void {
@@ -71,15 +83,22 @@ export function registerExternalViewerCommands(ctx: Ctx): void {
       viewerPrefix,
       onRefused,
     });
-    const address = `127.0.0.1:${listener.port}`;
-    ctx.log.info(`external viewers of this user may connect to ${address} (at most ${MAX_CONNECTIONS} at once)`);
+    const local = `127.0.0.1:${listener.port}`;
+    const { address, web } = await userSideAddress(listener.port);
+    if (!address) {
+      ctx.log.warn(`the external viewer port ${local} is forwarded to the user only as ${web}, which a VNC viewer cannot use`);
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('VS Code forwards the viewer port opened {0} only as the web address {1}, which a VNC viewer cannot connect to. Use the Screen view, or a VNC viewer {0}.', hostPlace(), web),
+      );
+      return;
+    }
+    ctx.log.info(`external viewers of this user may connect to ${local}${address === local ? '' : `, reachable as ${address}`} (at most ${MAX_CONNECTIONS} at once)`);
     await vscode.env.clipboard.writeText(address);
     const take = vscode.l10n.t('Take control for the external viewer');
     const choice = await vscode.window.showInformationMessage(
-      vscode.l10n.t(
-        'Point a VNC viewer at {0} (copied; no password: only your user on this machine can connect). It is view-only until it takes control.',
-        address,
-      ),
+      vscode.env.remoteName
+        ? vscode.l10n.t('Point a VNC viewer on your machine at {0} (copied; VS Code forwards it from the port {1} opened {2}, no password). It is view-only until it takes control.', address, String(listener.port), hostPlace())
+        : vscode.l10n.t('Point a VNC viewer at {0} (copied; no password: only your user on this machine can connect). It is view-only until it takes control.', address),
       take,
     );
     if (choice !== take) {

@@ -1,7 +1,10 @@
 import * as vscode from 'vscode';
-import { ScreenError } from '../core/problem';
+import { backendSetting, ScreenError, type Problem } from '../core/problem';
 import type { Ctx } from '../ctx';
-import { problemMessage } from '../messages';
+import { hostPlace } from '../messages';
+import { fixesFor } from '../fixes';
+import { applyFix, showProblem } from '../problemUi';
+import { APPLY_FIX_COMMAND } from '../screenWebview';
 import { startScreen } from './image';
 import { DEFAULT_IMAGE } from '../settings';
 import { SCREEN_VIEW_ID } from '../screenViews';
@@ -15,36 +18,34 @@ export const HOST_DESKTOP_PACKAGES = [
 export function registerScreenCommands(ctx: Ctx): void {
   ctx.registerCommand('botScreen.start', async () => {
     void vscode.commands.executeCommand(`${SCREEN_VIEW_ID}.focus`);
-    await report(ctx, () => startScreen(ctx));
+    await report(ctx, () => startScreen(ctx), 'botScreen.start');
   });
-  ctx.registerCommand('botScreen.stop', () => report(ctx, () => ctx.controller.stop()));
+  ctx.registerCommand('botScreen.stop', () => report(ctx, () => ctx.controller.stop(), 'botScreen.stop'));
   ctx.registerCommand('botScreen.openInEditor', () => ctx.views.openInEditor());
   ctx.registerCommand('botScreen.showLogs', () => ctx.log.show(true));
   ctx.registerCommand('botScreen.installHostDesktop', () => installHostDesktop(ctx));
+  // The Screen view's fix buttons: the fix of that kind for the problem the view shows now.
+  ctx.registerCommand(APPLY_FIX_COMMAND, async (kind: unknown) => {
+    const problem = ctx.controller.status.problem;
+    const fix = problem ? fixesFor(problem).find((candidate) => candidate.kind === kind) : undefined;
+    if (fix) {
+      await applyFix({ log: ctx.log, manifest: ctx.extension.extension.packageJSON }, fix);
+    }
+  });
 }
 
-async function report(ctx: Ctx, action: () => Promise<unknown>): Promise<void> {
+/** Runs a command's action; a failure becomes a notification whose buttons fix it. */
+async function report(ctx: Ctx, action: () => Promise<unknown>, retryCommand: string): Promise<void> {
   try {
     await action();
   } catch (err) {
-    const message = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
-    if (err instanceof ScreenError && err.problem.code === 'needsConsent' && err.problem.declined) {
+    const problem: Problem = err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: retryCommand, detail: String(err) };
+    if (problem.code === 'needsConsent' && problem.declined) {
       // The person just said no in the modal: nothing to report back to them.
-      ctx.log.info(message);
+      ctx.log.info(`the start was not confirmed: ${problem.question.kind}`);
       return;
     }
-    if (err instanceof ScreenError && err.problem.code === 'untrusted') {
-      const manage = vscode.l10n.t('Manage Workspace Trust');
-      if ((await vscode.window.showWarningMessage(message, manage)) === manage) {
-        void vscode.commands.executeCommand('workbench.trust.manage');
-      }
-      return;
-    }
-    ctx.log.error(message);
-    const showLogs = vscode.l10n.t('Show Logs');
-    if ((await vscode.window.showErrorMessage(message, showLogs)) === showLogs) {
-      ctx.log.show(true);
-    }
+    await showProblem({ log: ctx.log, manifest: ctx.extension.extension.packageJSON, retryCommand }, problem);
   }
 }
 
@@ -55,8 +56,11 @@ async function report(ctx: Ctx, action: () => Promise<unknown>): Promise<void> {
 function installHostDesktop(ctx: Ctx): void {
   const placement = ctx.controller.placement();
   if (placement?.where !== 'host') {
+    const backend = placement?.backend ?? 'docker';
     void vscode.window.showErrorMessage(
-      vscode.l10n.t('The screen lives inside the sandbox, not on this machine: give the sandbox the desktop image {0} ("botScreen.sandbox.docker.image") instead of installing a desktop here.', DEFAULT_IMAGE),
+      ['docker', 'podman', 'apptainer'].includes(backend)
+        ? vscode.l10n.t('The screen lives inside the sandbox, not {0}: give the sandbox the desktop image {1} ("{2}") instead of installing a desktop here.', hostPlace(), DEFAULT_IMAGE, backendSetting(backend, 'image'))
+        : vscode.l10n.t('The screen lives inside the sandbox, not {0}: install the desktop (TigerVNC, Xfce, python3) in the sandbox instead.', hostPlace()),
     );
     return;
   }

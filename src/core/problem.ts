@@ -1,30 +1,33 @@
 import type { StartQuestion } from './consent';
 
 /**
- * Everything that can keep a screen from running, as data. The extension turns each into a
- * localised sentence; core code never writes user-facing prose.
+ * Everything that can keep a screen from running, as data: a kind, the setting that fixes it
+ * (by its full id) where one does, and the detail. The extension turns each into a localised
+ * sentence and the buttons that fix it; core code never writes user-facing prose.
  */
 export type Problem =
   | { readonly code: 'refused'; readonly backend: string }
-  | { readonly code: 'cliMissing'; readonly cli: string }
+  | { readonly code: 'cliMissing'; readonly cli: string; readonly setting: string }
   | { readonly code: 'daemonDown'; readonly cli: string; readonly detail: string }
-  | { readonly code: 'badImage'; readonly image: string }
+  | { readonly code: 'badImage'; readonly image: string; readonly setting: string }
   | { readonly code: 'badGeometry'; readonly geometry: string }
-  | { readonly code: 'badContainer'; readonly container: string }
+  | { readonly code: 'badContainer'; readonly container: string; readonly setting: string }
   /** The image is neither present nor pullable; `keptContainer` names the container left as it was. */
-  | { readonly code: 'imageUnavailable'; readonly image: string; readonly detail: string; readonly keptContainer?: string }
+  | { readonly code: 'imageUnavailable'; readonly image: string; readonly detail: string; readonly keptContainer?: string; readonly setting: string }
   /** Bot Screen's own image (never pulled) is not built yet; `buildable` when it is this version's. */
   | { readonly code: 'imageMissing'; readonly image: string; readonly buildable: boolean; readonly keptContainer?: string }
-  | { readonly code: 'containerNotRunning'; readonly container: string }
-  | { readonly code: 'missingBinaries'; readonly onHost: boolean; readonly names: readonly string[] }
+  | { readonly code: 'containerNotRunning'; readonly container: string; readonly setting: string }
+  /** `setting` is the image setting of a backend that creates its sandbox from an image. */
+  | { readonly code: 'missingBinaries'; readonly onHost: boolean; readonly names: readonly string[]; readonly setting?: string }
   | { readonly code: 'startTimeout'; readonly log: string }
   | { readonly code: 'sandboxGone' }
   | { readonly code: 'sandboxUnknown'; readonly name: string }
   | { readonly code: 'notRunning' }
   | { readonly code: 'commandFailed'; readonly what: string; readonly detail: string }
-  | { readonly code: 'badHost'; readonly host: string }
+  /** `setting` is absent when the value did not come from a setting (a forwarded address). */
+  | { readonly code: 'badHost'; readonly host: string; readonly setting?: string }
   | { readonly code: 'badSshUser'; readonly user: string }
-  | { readonly code: 'badPort'; readonly port: string }
+  | { readonly code: 'badPort'; readonly port: string; readonly setting?: string }
   | { readonly code: 'badIdentityFile'; readonly path: string }
   | { readonly code: 'unsafeControlDir'; readonly path: string }
   | { readonly code: 'sshFailed'; readonly host: string; readonly detail: string }
@@ -37,6 +40,56 @@ export type Problem =
   | { readonly code: 'untrusted' }
   /** A start needs a person's yes (`declined`: they said no; else nobody could be asked). */
   | { readonly code: 'needsConsent'; readonly question: StartQuestion; readonly declined: boolean };
+
+export type ProblemCode = Problem['code'];
+
+/** Every kind, at run time (the object form makes the compiler insist on each one). */
+export const PROBLEM_CODES = Object.keys({
+  refused: true, cliMissing: true, daemonDown: true, badImage: true, badGeometry: true, badContainer: true,
+  imageUnavailable: true, containerNotRunning: true, missingBinaries: true, startTimeout: true, sandboxGone: true,
+  sandboxUnknown: true, notRunning: true, commandFailed: true, badHost: true, badSshUser: true, badPort: true,
+  badIdentityFile: true, unsafeControlDir: true, sshFailed: true, badInstance: true, badKubeName: true,
+  podNotSet: true, podNotFound: true, podNotRunning: true, imageMissing: true, untrusted: true, needsConsent: true,
+} satisfies Record<ProblemCode, true>) as ProblemCode[];
+
+/** The full id of one backend's setting, e.g. `botScreen.sandbox.podman.path`. */
+export function backendSetting(backend: string, key: 'path' | 'image' | 'container' | 'host' | 'port'): string {
+  return `botScreen.sandbox.${backend}.${key}`;
+}
+
+/** The setting whose value caused the problem, or undefined when no setting did. */
+export function problemSetting(problem: Problem): string | undefined {
+  switch (problem.code) {
+    case 'cliMissing':
+    case 'badImage':
+    case 'badContainer':
+    case 'imageUnavailable':
+    case 'containerNotRunning':
+    case 'missingBinaries':
+    case 'badHost':
+    case 'badPort':
+      return problem.setting;
+    case 'refused':
+      return 'botScreen.placement';
+    case 'badGeometry':
+      return 'botScreen.screen.geometry';
+    case 'badSshUser':
+      return 'botScreen.sandbox.ssh.user';
+    case 'badIdentityFile':
+      return 'botScreen.sandbox.ssh.identityFile';
+    case 'sshFailed':
+      return 'botScreen.sandbox.ssh.host';
+    case 'badInstance':
+      return 'botScreen.sandbox.apptainer.instance';
+    case 'badKubeName':
+      return `botScreen.sandbox.kubernetes.${problem.kind}`;
+    case 'podNotSet':
+    case 'podNotFound':
+      return 'botScreen.sandbox.kubernetes.pod';
+    default:
+      return undefined;
+  }
+}
 
 export class ScreenError extends Error {
   constructor(readonly problem: Problem) {

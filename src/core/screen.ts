@@ -18,7 +18,7 @@ import {
 import type { Logger } from './logger';
 import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement, type PlacementSetting } from './placement';
-import { ScreenError, type Problem } from './problem';
+import { backendSetting, ScreenError, type Problem } from './problem';
 import { rfbRelayCommand } from './relay';
 import { openStream, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
@@ -56,6 +56,8 @@ export interface ScreenStatus {
 }
 
 const START_TIMEOUT_S = 20;
+/** Backends that create their sandbox from an image setting: a desktop-less sandbox is fixed there. */
+const IMAGE_BACKENDS: ReadonlySet<string> = new Set(['docker', 'podman', 'apptainer']);
 const DEFAULT_LIVENESS_INTERVAL_MS = 5_000;
 
 export interface ControllerOptions {
@@ -103,6 +105,10 @@ export class ScreenController {
     private readonly options: ControllerOptions = {},
   ) {
     this.key = settings().workspaceKey;
+    // What the settings say before anything ran (no CLI): window start may never call attach.
+    const placement = this.placement();
+    const refusal = this.placementProblem(placement);
+    this.current = { state: refusal ? 'refused' : 'stopped', placement, problem: refusal };
   }
 
   /** Relay bytes and agent actions keep the screen from idling out. */
@@ -129,6 +135,14 @@ export class ScreenController {
   placement(): Placement | undefined {
     const s = this.settings();
     return s.backend ? resolvePlacement(s.backend, s.placement) : undefined;
+  }
+
+  /**
+   * Whether this workspace has a marker on disk: a file read, no CLI. Window start calls the
+   * sandbox's CLI (attach) only when this is true.
+   */
+  hasMarker(): boolean {
+    return this.markers.read(this.key).marker !== undefined;
   }
 
   /**
@@ -213,12 +227,15 @@ export class ScreenController {
         return this.current;
       }
       if (result.exitCode === EXIT_MISSING_BINARIES) {
-        this.fail('blocked', placement, { code: 'missingBinaries', onHost: sandbox.onHost, names: parseMissing(result.stdout) });
+        const setting = !sandbox.onHost && IMAGE_BACKENDS.has(sandbox.backend) ? backendSetting(sandbox.backend, 'image') : undefined;
+        this.fail('blocked', placement, { code: 'missingBinaries', onHost: sandbox.onHost, names: parseMissing(result.stdout), setting });
       }
       if ((await target.backend.liveness(sandbox)) === 'gone') {
         this.fail('gone', placement, { code: 'sandboxGone' });
       }
       if (result.exitCode === EXIT_START_TIMEOUT) {
+        // The launcher's log belongs in the log channel; the notification only points there.
+        this.log.error(`the screen did not come up within ${START_TIMEOUT_S} s; launcher log:\n${result.stderr.trim()}`);
         this.fail('error', placement, { code: 'startTimeout', log: result.stderr.trim() });
       }
       this.fail('error', placement, commandFailed('launcher', result));

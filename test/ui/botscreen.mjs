@@ -51,7 +51,8 @@ export const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-scre
  * and removes this workspace's sandbox containers.
  */
 export async function withWindow(userSettings, body) {
-  const server = await startServer({ vsixPath: VSIX, userSettings });
+  // The indicator shows in every window only when asked to (by default only where a screen ran).
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always', ...userSettings } });
   let workbench;
   try {
     workbench = await openWorkbench(server);

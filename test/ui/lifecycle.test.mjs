@@ -84,11 +84,12 @@ test('a container on another image than the default: the view asks, Keep pins th
       const key = workspaceKey(server.workspace);
       sh('docker', ['run', '-d', '--init', '--name', `botscreen-${key}`, '--label', 'dev.botscreen.managed=1',
         '--label', `dev.botscreen.workspace=${key}`, OLD, 'sleep', 'infinity']);
-      await reloadWindow(page);
-      await runCommand(page, 'Bot Screen: Open Screen in Editor');
+      // Without a marker, window start calls no Docker at all: the question comes with Start,
+      // in the Screen view Start reveals.
+      await runCommand(page, 'Bot Screen: Start Screen');
       const frame = await findWebviewFrame(page, 'botScreen', 60_000);
       const keep = frame.locator('button[data-action="keepImage"]');
-      await keep.waitFor({ timeout: 20_000 });
+      await keep.waitFor({ timeout: 90_000 });
       assert.equal(await frame.locator('button[data-action="switchImage"]').count(), 1);
       assert.match(await frame.locator('#detail').textContent(), /still runs botscreen\/sandbox:ui-switch-old.*packages installed inside the container do not/s);
       await screenshot(page, 'ui-image-question');

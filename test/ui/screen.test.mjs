@@ -18,7 +18,7 @@ const HEIGHT = 800;
 /** Opens a window with Bot Screen installed; returns what the test needs and a cleanup. */
 async function openWindow(userSettings) {
   assert.ok(fs.existsSync(VSIX), `${VSIX} exists (npm run package)`);
-  const server = await startServer({ vsixPath: VSIX, userSettings });
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always', ...userSettings } });
   const workbench = await openWorkbench(server).catch(async (err) => {
     await server.stop();
     throw err;
@@ -86,9 +86,10 @@ test('gateway placement runs the same screen on this machine', { timeout: 240_00
     await runCommand(page, 'Bot Screen: Start Screen');
     const { frame } = await waitForDesktop(page, 'gateway');
     await screenshot(page, 'ui-gateway-screen');
-    assert.match(await viewText(frame, 'where'), /on this machine \(placement: gateway\)/);
+    // This window is a served VS Code: "this machine" is the server, and the view says so.
+    assert.match(await viewText(frame, 'where'), /on the VS Code server \(127\.0\.0\.1:\d+\) \(placement: gateway\)/);
     const status = await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().textContent();
-    assert.match(status, /this machine/);
+    assert.match(status, /VS Code server/);
     assert.equal(hostXvnc().length, 1, 'one Xvnc on this machine');
     assert.deepEqual(containersOf(win.server.workspace), [], 'no container for a gateway screen');
 

@@ -31,6 +31,7 @@ test('over SSH: Start Screen shows the SSH host\'s desktop in the Screen view; S
     server = await startServer({
       vsixPath: VSIX,
       userSettings: {
+        'botScreen.statusBar.visible': 'always',
         'botScreen.sandbox.backend': 'ssh',
         'botScreen.sandbox.ssh.host': ssh.host,
         'botScreen.sandbox.ssh.port': ssh.port,

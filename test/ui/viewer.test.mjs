@@ -44,7 +44,7 @@ function cmdlineArgs(pid) {
 async function openWindow(userSettings = {}) {
   assert.ok(fs.existsSync(VSIX), `${VSIX} exists (npm run package)`);
   const before = new Set(managedContainers());
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.sandbox.backend': 'docker', ...userSettings } });
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always', 'botScreen.sandbox.backend': 'docker', ...userSettings } });
   const key = createHash('sha256').update(pathToFileURL(server.workspace).href).digest('hex').slice(0, 12);
   const seen = new Set();
   const ours = () => {

@@ -1,6 +1,6 @@
 import type { Command } from '../command';
 import type { Logger } from '../logger';
-import { ScreenError } from '../problem';
+import { backendSetting, ScreenError } from '../problem';
 import { run } from '../runner';
 import type { Sandbox } from '../sandbox';
 import { PROBE_TIMEOUT_MS, commandFailed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
@@ -117,7 +117,7 @@ export class ApptainerBackend implements SandboxBackend {
       return this.sandbox(name);
     }
     if (!isValidApptainerImage(image)) {
-      throw new ScreenError({ code: 'badImage', image });
+      throw new ScreenError({ code: 'badImage', image, setting: backendSetting('apptainer', 'image') });
     }
     this.log.info(`starting the ${this.cli.cli} instance ${name} from ${image}`);
     const started = await run(this.cli.start(image, name), { timeoutMs: 10 * 60_000 });
@@ -153,7 +153,7 @@ export class ApptainerBackend implements SandboxBackend {
   private async running(what: string): Promise<string[]> {
     const result = await run(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
     if (result.spawnError) {
-      throw new ScreenError({ code: 'cliMissing', cli: this.cli.cli });
+      throw new ScreenError({ code: 'cliMissing', cli: this.cli.cli, setting: backendSetting('apptainer', 'path') });
     }
     const names = result.exitCode === 0 ? this.cli.parseList(result.stdout) : undefined;
     if (!names) {

@@ -1,6 +1,6 @@
 import { approveReplacement, cannotAsk, type StartConsent } from '../consent';
 import type { Logger } from '../logger';
-import { ScreenError } from '../problem';
+import { backendSetting, ScreenError } from '../problem';
 import { run } from '../runner';
 import { SANDBOX_IMAGE, isOwnImage } from '../sandboxImage';
 import type { Sandbox } from '../sandbox';
@@ -45,7 +45,7 @@ export class DockerBackend implements SandboxBackend {
       return this.attachNamed(this.config.container);
     }
     if (!isValidImage(this.config.image)) {
-      throw new ScreenError({ code: 'badImage', image: this.config.image });
+      throw new ScreenError({ code: 'badImage', image: this.config.image, setting: backendSetting(this.docker.backend, 'image') });
     }
     const existing = await this.findManaged();
     const name = containerName(this.workspaceKey);
@@ -109,7 +109,7 @@ export class DockerBackend implements SandboxBackend {
     const pulled = await run(this.docker.pull(image), { timeoutMs: 30 * 60_000 });
     if (pulled.exitCode !== 0) {
       const detail = (pulled.stderr || pulled.stdout).trim().split('\n').slice(-3).join(' ') || (pulled.timedOut ? 'timed out' : '');
-      throw new ScreenError({ code: 'imageUnavailable', image, detail, keptContainer });
+      throw new ScreenError({ code: 'imageUnavailable', image, detail, keptContainer, setting: backendSetting(this.docker.backend, 'image') });
     }
   }
 
@@ -148,7 +148,7 @@ export class DockerBackend implements SandboxBackend {
     const cli = this.config.cli;
     const version = await run(this.docker.serverVersion(), { timeoutMs: PROBE_TIMEOUT_MS });
     if (version.spawnError) {
-      throw new ScreenError({ code: 'cliMissing', cli });
+      throw new ScreenError({ code: 'cliMissing', cli, setting: backendSetting(this.docker.backend, 'path') });
     }
     if (version.exitCode !== 0) {
       const detail = (version.stderr || version.stdout).trim() || (version.timedOut ? 'timed out' : '');
@@ -161,12 +161,12 @@ export class DockerBackend implements SandboxBackend {
   /** The agent's own container: used as it is, never started, stopped, removed or recreated. */
   private async attachNamed(container: string): Promise<Sandbox> {
     if (!isValidContainerRef(container)) {
-      throw new ScreenError({ code: 'badContainer', container });
+      throw new ScreenError({ code: 'badContainer', container, setting: backendSetting(this.docker.backend, 'container') });
     }
     const result = await run(this.docker.inspectState(container), { timeoutMs: PROBE_TIMEOUT_MS });
     const state = this.docker.parseState(result);
     if (state !== 'running') {
-      throw new ScreenError(state === 'unknown' ? commandFailed(`${this.docker.backend} inspect`, result) : { code: 'containerNotRunning', container });
+      throw new ScreenError(state === 'unknown' ? commandFailed(`${this.docker.backend} inspect`, result) : { code: 'containerNotRunning', container, setting: backendSetting(this.docker.backend, 'container') });
     }
     return this.withDesktopUser(result.stdout.trim().split(/\s+/)[0], container);
   }

@@ -1,6 +1,6 @@
 import type { Command } from '../command';
 import type { Logger } from '../logger';
-import { ScreenError, type Problem } from '../problem';
+import { backendSetting, ScreenError, type Problem } from '../problem';
 import { run, type RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
 import { PROBE_TIMEOUT_MS, commandFailed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
@@ -135,7 +135,7 @@ export class KubernetesBackend implements SandboxBackend {
     const ref = podRef(this.config);
     const result = await run(this.cli.phase(ref), { timeoutMs: PROBE_TIMEOUT_MS });
     if (result.spawnError) {
-      throw new ScreenError({ code: 'cliMissing', cli: this.cli.cli });
+      throw new ScreenError({ code: 'cliMissing', cli: this.cli.cli, setting: backendSetting('kubernetes', 'path') });
     }
     const phase = this.cli.parsePhase(result);
     if ('notFound' in phase) {

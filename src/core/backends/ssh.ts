@@ -5,7 +5,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import type { Command } from '../command';
 import { approveHost, cannotAsk, type StartConsent } from '../consent';
 import type { Logger } from '../logger';
-import { ScreenError } from '../problem';
+import { backendSetting, ScreenError } from '../problem';
 import { shellJoin } from '../quote';
 import { run, type RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
@@ -59,7 +59,7 @@ export function parsePort(port: unknown): number | undefined | false {
 export function sshDestination(settings: Pick<SshSettings, 'host' | 'user' | 'port'>): SshDestination {
   const host = String(settings.host ?? '');
   if (!isValidHost(host)) {
-    throw new ScreenError({ code: 'badHost', host });
+    throw new ScreenError({ code: 'badHost', host, setting: backendSetting('ssh', 'host') });
   }
   const user = String(settings.user ?? '');
   if (!isValidSshUser(user)) {
@@ -67,7 +67,7 @@ export function sshDestination(settings: Pick<SshSettings, 'host' | 'user' | 'po
   }
   const port = parsePort(settings.port);
   if (port === false) {
-    throw new ScreenError({ code: 'badPort', port: String(settings.port) });
+    throw new ScreenError({ code: 'badPort', port: String(settings.port), setting: backendSetting('ssh', 'port') });
   }
   return { host, user, port };
 }
@@ -311,7 +311,7 @@ export class SshBackend implements SandboxBackend {
   private async probe(sandbox: Sandbox): Promise<RunResult> {
     const probe = await run(sandbox.exec(['true'], { interactive: false }), { timeoutMs: PROBE_TIMEOUT_MS });
     if (probe.spawnError) {
-      throw new ScreenError({ code: 'cliMissing', cli: this.config.path || 'ssh' });
+      throw new ScreenError({ code: 'cliMissing', cli: this.config.path || 'ssh', setting: backendSetting('ssh', 'path') });
     }
     return probe;
   }
