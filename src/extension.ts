@@ -6,6 +6,7 @@ import { registerImageCommands } from './commands/image';
 import { registerScreenCommands } from './commands/screen';
 import { registerScreenshotCommands } from './commands/screenshot';
 import { registerTerminalCommands } from './commands/terminal';
+import { registerWalkthrough } from './commands/walkthrough';
 import { Ctx } from './ctx';
 import { migrateRetiredImage, userSetting } from './settings';
 import { registerAgentTools } from './tools';
@@ -23,6 +24,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerAgentTools(current);
   registerExternalViewerCommands(current);
   registerBrowserCommands(current);
+  registerWalkthrough(current);
   if (!vscode.workspace.isTrusted) {
     // Restricted Mode: nothing runs (the controller refuses too); trusting the window resumes.
     void current.controller.attach();

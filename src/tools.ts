@@ -6,6 +6,7 @@ import { AgentActionRunner, type ActionResult } from './core/agentTools';
 import { CONFIRM_TEXT_MAX, INLINE_TEXT_MAX, markdownCodeBlock, markdownCodeSpan, showText, urlFacts } from './core/toolMessages';
 import type { Ctx } from './ctx';
 import { offerBuildForAgent } from './commands/image';
+import { markWalkthrough } from './commands/walkthrough';
 import { problemMessage } from './messages';
 
 /**
@@ -41,6 +42,7 @@ export function registerAgentTools(ctx: Ctx): AgentActionRunner {
           const cancel = token.onCancellationRequested(() => abort.abort());
           try {
             const result = await runner.perform(kind, options.input, { signal: abort.signal });
+            markWalkthrough('agentUsed');
             logResult(ctx, name, result);
             if (result.status === 'problem' && result.problem.code === 'imageMissing' && result.problem.buildable) {
               offerBuildForAgent(ctx);

@@ -7,6 +7,7 @@ import type { Ctx } from '../ctx';
 import { imageBuildCost, problemMessage } from '../messages';
 import { pinImage, readImageBuildSettings, readSettings } from '../settings';
 import { askPerson } from '../trust';
+import { markWalkthrough } from './walkthrough';
 
 /**
  * The sandbox image: Build Sandbox Image (the default image is built here from the context the
@@ -76,7 +77,8 @@ let building: Promise<boolean> | undefined;
  * output goes to the log. One build at a time: a second request joins the running one.
  */
 export function buildSandboxImage(ctx: Ctx, noCache: boolean): Promise<boolean> {
-  building ??= runBuild(ctx, noCache).finally(() => {
+  // The status bar spins while the build runs, like a start.
+  building ??= Promise.resolve(ctx.statusBar.whileBusy(runBuild(ctx, noCache))).finally(() => {
     building = undefined;
   });
   return building;
@@ -120,6 +122,7 @@ async function runBuild(ctx: Ctx, noCache: boolean): Promise<boolean> {
   switch (result.status) {
     case 'built':
       ctx.log.info(`built ${SANDBOX_IMAGE} (${result.imageId}) in ${seconds} s`);
+      markWalkthrough('imageReady');
       void vscode.window.showInformationMessage(vscode.l10n.t('The sandbox image {0} is built.', SANDBOX_IMAGE));
       return true;
     case 'cancelled':

@@ -145,17 +145,7 @@ export class DockerBackend implements SandboxBackend {
   }
 
   private async checkDaemon(): Promise<void> {
-    const cli = this.config.cli;
-    const version = await run(this.docker.serverVersion(), { timeoutMs: PROBE_TIMEOUT_MS });
-    if (version.spawnError) {
-      throw new ScreenError({ code: 'cliMissing', cli, setting: backendSetting(this.docker.backend, 'path') });
-    }
-    if (version.exitCode !== 0) {
-      const detail = (version.stderr || version.stdout).trim() || (version.timedOut ? 'timed out' : '');
-      throw new ScreenError(
-        isDaemonDown(detail) || version.timedOut ? { code: 'daemonDown', cli, detail } : { code: 'commandFailed', what: `${cli} version`, detail },
-      );
-    }
+    await probeEngine(this.config.cli, this.docker.backend);
   }
 
   /** The agent's own container: used as it is, never started, stopped, removed or recreated. */
@@ -202,4 +192,22 @@ const desktopUsers = new Map<string, string | undefined>();
 
 export function containerName(workspaceKey: string): string {
   return `botscreen-${workspaceKey}`;
+}
+
+/**
+ * Whether the Docker (or Podman) engine answers through `cli`: its server version, or the problem
+ * that says what is missing (the CLI, the daemon) so the user is offered the fix.
+ */
+export async function probeEngine(cli: string, backend: 'docker' | 'podman'): Promise<string> {
+  const version = await run(new DockerCli(cli, backend).serverVersion(), { timeoutMs: PROBE_TIMEOUT_MS });
+  if (version.spawnError) {
+    throw new ScreenError({ code: 'cliMissing', cli, setting: backendSetting(backend, 'path') });
+  }
+  if (version.exitCode !== 0) {
+    const detail = (version.stderr || version.stdout).trim() || (version.timedOut ? 'timed out' : '');
+    throw new ScreenError(
+      isDaemonDown(detail) || version.timedOut ? { code: 'daemonDown', cli, detail } : { code: 'commandFailed', what: `${cli} version`, detail },
+    );
+  }
+  return version.stdout.trim();
 }
