@@ -96,7 +96,7 @@ describe('port forwarding through docker exec', () => {
   let other: OtherUser | undefined;
 
   /** The relays' local clients on this machine: `docker exec` of this container. */
-  const hostRelays = () => hostProcesses(`docker exec -i -u pn ${id} sh -c`);
+  const hostRelays = () => hostProcesses(`docker exec -i -u pn -- ${id} sh -c`);
   /**
    * Relays inside the container. Asynchronous on purpose: Docker holds a new exec's completion
    * while another exec of the container that exited still has undrained output, so a
