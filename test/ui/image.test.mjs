@@ -1,6 +1,8 @@
-// The sandbox image built in-product, in a real VS Code: with the default image missing (its tag
-// removed), Bot Screen: Build Sandbox Image shows a progress notification with the current step,
-// the image gets its content-hash tag, and Start then shows a live desktop. The base is this
+// The sandbox image built in-product, in a real VS Code, as a new user does it: with the default
+// image missing (its tag removed), the walkthrough "Get started with Bot Screen" checks the engine,
+// its Build step's button runs Build Sandbox Image, which shows a progress notification with the
+// current step, the image gets its content-hash tag, and Start then shows a live desktop; each of
+// these walkthrough steps shows as completed once its event happened, not before. The base is this
 // machine's debootstrap image through the user setting, as a user without a registry would do.
 // The rig built the same context already, so the build hits Docker's cache (no second full build).
 import assert from 'node:assert/strict';
@@ -12,9 +14,10 @@ import { VSIX, containersOf, removeContainersOf, sh } from './botscreen.mjs';
 
 const IMAGE = execFileSync('node', ['scripts/sandbox-context.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 const BASE = process.env.BOTSCREEN_BASE_IMAGE || 'local/bookworm:minbase';
+const WALKTHROUGH = 'botscreen.bot-screen#gettingStarted';
 const imageId = (image) => sh('docker', ['image', 'inspect', '--format', '{{.Id}}', '--', image]).trim();
 
-test('Build Sandbox Image shows its steps, tags the hash tag, and Start then shows the desktop', { timeout: 900_000 }, async () => {
+test('The walkthrough\'s Build step shows its steps, tags the hash tag, and Start then shows the desktop', { timeout: 900_000 }, async () => {
   assert.ok(imageId(IMAGE), `${IMAGE} exists before the test (scripts/build-sandbox-image.sh)`);
   // Keep the layers under a throwaway tag, then remove the default tag: the image is "missing"
   // for Bot Screen while Docker's cache still holds every step.
@@ -37,6 +40,19 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
         };
         new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, characterData: true });
       });
+      // The walkthrough, opened the way a user finds it (Welcome: Open Walkthrough...); its first
+      // step's button runs the engine check, which completes that step and no other.
+      await runCommand(page, 'Welcome: Open Walkthrough...', { timeoutMs: 30_000 });
+      await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Get started with Bot Screen' }).first().click({ timeout: 30_000 });
+      await stepOf(page, 'runtime').waitFor({ timeout: 30_000 });
+      assert.deepEqual(await completedSteps(page), [], 'a new user has no step done');
+      await stepOf(page, 'runtime').click();
+      await stepOf(page, 'runtime').locator('.monaco-button', { hasText: /^Check Docker or Podman$/ }).click();
+      await page.locator('.notification-toast', { hasText: /docker \S+ answers\. Build the sandbox image next\./ }).waitFor({ timeout: 60_000 });
+      await waitForCompleted(page, 'runtime');
+      assert.deepEqual(await completedSteps(page), ['runtime'], 'the check completes its own step; the image is still missing');
+      await screenshot(page, 'ui-image-walkthrough-checked');
+
       // Start with the image missing asks once, in a dialog that names the cost; Cancel builds
       // nothing and creates no container.
       // Bot Screen's activity-bar entry shows once the workbench has read the extension: its
@@ -56,7 +72,8 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
       assert.equal(imageId(IMAGE), '', 'Cancel built nothing');
 
       const started = Date.now();
-      await runCommand(page, 'Bot Screen: Build Sandbox Image', { timeoutMs: 30_000 });
+      await stepOf(page, 'image').click();
+      await stepOf(page, 'image').locator('.monaco-button', { hasText: /^Build Sandbox Image$/ }).click();
       const pick = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Build without cache' });
       await pick.waitFor({ timeout: 10_000 });
       await page.keyboard.press('Enter'); // the first entry: Build (with the cache)
@@ -69,6 +86,8 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
       // A cached step lasts a few milliseconds, so the notification shows some of them, each with its instruction.
       assert.ok(steps.every((text) => /Step \d+\/\d+: (ARG|FROM|LABEL|ENV|RUN|ENTRYPOINT|CMD) \S/.test(text)), 'a step text names its instruction');
       assert.equal(imageId(IMAGE), imageId(hold), 'the hash tag is back, on the very image the cache made');
+      await waitForCompleted(page, 'image');
+      assert.deepEqual(await completedSteps(page), ['runtime', 'image'], 'the build completes the image step');
 
       await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
       const frame = await findWebviewFrame(page, 'botScreen', 60_000);
@@ -80,12 +99,35 @@ test('Build Sandbox Image shows its steps, tags the hash tag, and Start then sho
       await screenshot(page, 'ui-image-built-then-started');
       const [container] = containersOf(server.workspace);
       assert.equal(sh('docker', ['inspect', '-f', '{{.Config.Image}}', container]).trim(), IMAGE, 'the sandbox runs the built image');
+      await waitForCompleted(page, 'start');
+      assert.deepEqual(await completedSteps(page), ['runtime', 'image', 'start'], 'the running screen completes the start step');
     });
   } finally {
     if (!imageId(IMAGE)) sh('docker', ['tag', hold, IMAGE]);
     sh('docker', ['image', 'rm', '--', hold]);
   }
 });
+
+/** A step of the walkthrough's page (VS Code names it extension#walkthrough#step). */
+function stepOf(page, id) {
+  return page.locator(`.getting-started-step[data-step-id="${WALKTHROUGH}#${id}"]`);
+}
+
+/**
+ * Ids of the steps VS Code shows as done: the step is aria-checked and its icon is the checked one
+ * (the registered icon getting-started-step-checked, drawn as codicon pass-filled).
+ */
+async function completedSteps(page) {
+  return page.evaluate((prefix) => [...document.querySelectorAll('.getting-started-step[data-step-id]')]
+    .filter((step) => step.getAttribute('data-step-id').startsWith(`${prefix}#`))
+    .filter((step) => step.getAttribute('aria-checked') === 'true'
+      && step.querySelector('.codicon.complete.codicon-getting-started-step-checked[data-done-step-id]'))
+    .map((step) => step.getAttribute('data-step-id').slice(prefix.length + 1)), WALKTHROUGH);
+}
+
+async function waitForCompleted(page, id) {
+  await waitFor(async () => (await completedSteps(page)).includes(id), 60_000, 250, `the walkthrough step "${id}" shown as completed`);
+}
 
 async function inWindow(userSettings, body) {
   const server = await startServer({ vsixPath: VSIX, userSettings });
