@@ -14,7 +14,7 @@ const script = path.join(root, 'scripts/l10n-check.mjs');
 const languages = ['de', 'fr', 'ja', 'zh-cn'];
 
 function run(...args: string[]) {
-  const r = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 300_000 });
   return { status: r.status, out: r.stdout + r.stderr };
 }
 
