@@ -8,6 +8,8 @@
 //                                          text, as JSON (what a translator has to fill)
 //   node scripts/l10n-check.mjs --prune    drop keys the English files no longer have from the
 //                                          language files (after a merge removed strings), then check
+//   node scripts/l10n-check.mjs --fill F   merge translations from F (the --missing JSON with the
+//                                          English texts replaced by translations), then check
 //   node scripts/l10n-check.mjs --root DIR check the checkout in DIR instead of this one
 //
 // A test (test/unit/l10n.test.ts) runs the check, so a new string without a re-export
@@ -93,7 +95,19 @@ function usedNlsKeys(pkg) {
   return keys;
 }
 
-export async function check({ prune = false } = {}) {
+// Language files list their keys in the order of the English file (extras last), so a fill or a
+// prune keeps diffs small and the files easy to compare side by side.
+function writeLanguageFile(name, english, translated) {
+  const order = Object.keys(english);
+  const keys = Object.keys(translated).sort((a, b) => {
+    const ia = order.indexOf(a);
+    const ib = order.indexOf(b);
+    return (ia < 0 ? order.length : ia) - (ib < 0 ? order.length : ib);
+  });
+  writeFileSync(join(root, name), `${JSON.stringify(Object.fromEntries(keys.map((k) => [k, translated[k]])), null, 2)}\n`);
+}
+
+export async function check({ prune = false, fill = undefined } = {}) {
   const problems = [];
   const missing = {};
   const bundle = tryReadJson('l10n/bundle.l10n.json');
@@ -128,11 +142,20 @@ export async function check({ prune = false } = {}) {
     for (const lang of LANGUAGES) {
       const name = file(lang);
       const translated = tryReadJson(name) ?? {};
+      const filled = Object.entries(fill?.[lang]?.[name] ?? {});
+      if (filled.length) {
+        for (const [k, v] of filled) {
+          if (typeof v !== 'string') throw new Error(`--fill: ${lang} ${name} ${JSON.stringify(k)} is not a string`);
+          translated[k] = v;
+        }
+        writeLanguageFile(name, english, translated);
+        console.log(`${name}: filled ${filled.length} key(s).`);
+      }
       const lacks = Object.keys(english).filter((k) => typeof translated[k] !== 'string');
       let extra = Object.keys(translated).filter((k) => !(k in english));
       if (prune && extra.length) {
         for (const k of extra) delete translated[k];
-        writeFileSync(join(root, name), `${JSON.stringify(translated, null, 2)}\n`);
+        writeLanguageFile(name, english, translated);
         console.log(`${name}: pruned ${extra.length} key(s) no longer in the English file.`);
         extra = [];
       }
@@ -163,7 +186,9 @@ export async function check({ prune = false } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  const { problems, missing } = await check({ prune: args.includes('--prune') });
+  const fillArg = args.indexOf('--fill');
+  const fill = fillArg >= 0 ? JSON.parse(readFileSync(resolve(args[fillArg + 1]), 'utf8')) : undefined;
+  const { problems, missing } = await check({ prune: args.includes('--prune'), fill });
   if (args.includes('--missing')) {
     console.log(JSON.stringify(missing, null, 2));
   } else if (problems.length) {

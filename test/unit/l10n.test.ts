@@ -28,7 +28,7 @@ test('the bundles of this checkout match ./src, and every language has every key
   assert.equal(r.status, 0, r.out);
 });
 
-test('the check names a stale export, missing, extra and damaged translations, and unknown %keys%', (t) => {
+test('the check names a stale export, missing, extra and damaged translations, and unknown %keys%; --missing, --prune and --fill repair', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-l10n-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   write(dir, 'src/a.ts', `import * as vscode from 'vscode';
@@ -67,4 +67,15 @@ vscode.l10n.t('Brand new string');
   run('--root', dir, '--prune');
   const pruned = JSON.parse(fs.readFileSync(path.join(dir, 'l10n/bundle.l10n.fr.json'), 'utf8'));
   assert.deepEqual(Object.keys(pruned).sort(), ['Hello {0}', 'Set "botScreen.placement" first.']);
+
+  // --fill takes the --missing JSON with the English replaced: afterwards no language lacks a key.
+  const fillFile = path.join(dir, 'fill.json');
+  write(dir, 'fill.json', Object.fromEntries(languages.map((lang) => [lang, {
+    [`l10n/bundle.l10n.${lang}.json`]: { 'Brand new string': `Neu (${lang})` },
+  }])));
+  const filled = run('--root', dir, '--fill', fillFile);
+  assert.doesNotMatch(filled.out, /json lacks \d/, filled.out);
+  const ja = JSON.parse(fs.readFileSync(path.join(dir, 'l10n/bundle.l10n.ja.json'), 'utf8'));
+  assert.deepEqual(Object.keys(ja), ['Hello {0}', 'Set "botScreen.placement" first.', 'Brand new string'], 'English order');
+  assert.equal(ja['Brand new string'], 'Neu (ja)');
 });
