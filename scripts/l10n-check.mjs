@@ -1,7 +1,8 @@
 // Keeps the translations true to the source: l10n/bundle.l10n.json must equal a fresh export of
 // the vscode.l10n.t calls in ./src, every language file must hold exactly the keys of its English
-// file, each translation must keep the {n} placeholders, `code spans`, botScreen.* setting ids and
-// link targets of its English text, and every %key% in package.json must exist in package.nls.json.
+// file (package.nls translations must be of its current English, see NLS_SOURCE), each
+// translation must keep the {n} placeholders, `code spans`, botScreen.* setting ids and link
+// targets of its English text, and every %key% in package.json must exist in package.nls.json.
 //
 //   node scripts/l10n-check.mjs            check; exit 1 naming every problem
 //   node scripts/l10n-check.mjs --missing  print the keys each language lacks, with their English
@@ -15,7 +16,7 @@
 // A test (test/unit/l10n.test.ts) runs the check, so a new string without a re-export
 // (`npm run l10n`) or without its translations fails the unit suite.
 import { getL10nJson } from '@vscode/l10n-dev';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -81,11 +82,16 @@ function compareInvariants(english, translated) {
     .map((kind) => `${kind} ${JSON.stringify(a[kind])} became ${JSON.stringify(b[kind])}`);
 }
 
+// A bundle key is its English text, so an edited string is a new key. A package.nls key stays
+// when its English changes: this snapshot of the English the translations were made from turns
+// such an edit into stale translations, listed like missing ones.
+const NLS_SOURCE = 'l10n/source/package.nls.json';
+
 // The English file and the language files of one kind (the runtime bundle or package.nls).
-function families(bundle, nls) {
+function families(bundle, nls, staleNls) {
   return [
-    { english: bundle, file: (lang) => `l10n/bundle.l10n.${lang}.json` },
-    { english: nls, file: (lang) => `package.nls.${lang}.json` },
+    { english: bundle, stale: new Set(), file: (lang) => `l10n/bundle.l10n.${lang}.json` },
+    { english: nls, stale: staleNls, file: (lang) => `package.nls.${lang}.json` },
   ];
 }
 
@@ -137,8 +143,21 @@ export async function check({ prune = false, fill = undefined } = {}) {
       );
     }
   }
+  const nlsSource = tryReadJson(NLS_SOURCE) ?? {};
+  // A package.nls key filled in every language is translated from today's English; pruning
+  // forgets keys package.nls.json no longer has.
+  const sourceBefore = JSON.stringify(nlsSource);
+  for (const k of Object.keys(nls)) {
+    if (LANGUAGES.every((lang) => typeof fill?.[lang]?.[`package.nls.${lang}.json`]?.[k] === 'string')) nlsSource[k] = nls[k];
+  }
+  if (prune) for (const k of Object.keys(nlsSource)) if (!(k in nls)) delete nlsSource[k];
+  if (JSON.stringify(nlsSource) !== sourceBefore) {
+    mkdirSync(join(root, dirname(NLS_SOURCE)), { recursive: true });
+    writeLanguageFile(NLS_SOURCE, nls, nlsSource);
+  }
+  const staleNls = new Set(Object.keys(nls).filter((k) => nlsSource[k] !== nls[k]));
   // The language bundles follow the source, even when the committed English bundle is stale.
-  for (const { english, file } of families(fresh, nls)) {
+  for (const { english, stale, file } of families(fresh, nls, staleNls)) {
     for (const lang of LANGUAGES) {
       const name = file(lang);
       const translated = tryReadJson(name) ?? {};
@@ -152,6 +171,7 @@ export async function check({ prune = false, fill = undefined } = {}) {
         console.log(`${name}: filled ${filled.length} key(s).`);
       }
       const lacks = Object.keys(english).filter((k) => typeof translated[k] !== 'string');
+      const outdated = Object.keys(english).filter((k) => stale.has(k) && typeof translated[k] === 'string');
       let extra = Object.keys(translated).filter((k) => !(k in english));
       if (prune && extra.length) {
         for (const k of extra) delete translated[k];
@@ -159,10 +179,18 @@ export async function check({ prune = false, fill = undefined } = {}) {
         console.log(`${name}: pruned ${extra.length} key(s) no longer in the English file.`);
         extra = [];
       }
-      if (lacks.length) {
+      if (lacks.length || outdated.length) {
         missing[lang] = Object.assign(missing[lang] ?? {}, {
-          [name]: Object.fromEntries(lacks.map((k) => [k, text(english[k])])),
+          [name]: Object.fromEntries([...lacks, ...outdated].map((k) => [k, text(english[k])])),
         });
+      }
+      if (outdated.length) {
+        problems.push(
+          `${name} has ${outdated.length} translation(s) of an older English text (${NLS_SOURCE}):` +
+            outdated.map((k) => `\n  ${JSON.stringify(k)} is now ${JSON.stringify(english[k])}`).join(''),
+        );
+      }
+      if (lacks.length) {
         problems.push(
           `${name} lacks ${lacks.length} key(s):` + lacks.map((k) => `\n  ${JSON.stringify(k)}`).join(''),
         );

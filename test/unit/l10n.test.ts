@@ -1,6 +1,6 @@
 // The translations stay true to the source: scripts/l10n-check.mjs passes on this checkout, and
 // on a small fixture it fails naming each kind of defect it exists to catch (so a pass means
-// something), and --prune / --missing do what the integrator relies on after a merge.
+// something), and --missing / --prune / --fill do what the integrator relies on after a merge.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -38,6 +38,8 @@ vscode.l10n.t('Brand new string');
 `);
   write(dir, 'package.json', { l10n: './l10n', contributes: { commands: [{ title: '%cmd.a%' }, { title: '%cmd.gone%' }] } });
   write(dir, 'package.nls.json', { 'cmd.a': 'Use `botScreen.autoStart` {0}' });
+  // The translations were made when cmd.a still said something else.
+  write(dir, 'l10n/source/package.nls.json', { 'cmd.a': 'Set `botScreen.autoStart` {0}' });
   write(dir, 'l10n/bundle.l10n.json', { 'Hello {0}': 'Hello {0}', 'Set "botScreen.placement" first.': 'Set "botScreen.placement" first.' });
   for (const lang of languages) {
     write(dir, `l10n/bundle.l10n.${lang}.json`, {
@@ -59,10 +61,16 @@ vscode.l10n.t('Brand new string');
     assert.ok(r.out.includes(`${name} "Hello {0}": placeholders ["{0}"] became []`), r.out);
     assert.ok(r.out.includes(`${name} "Set \\"botScreen.placement\\" first.": setting ids`), r.out);
   }
-  assert.doesNotMatch(r.out, /package\.nls\.de\.json/, 'the intact package.nls translation passes');
+  for (const lang of languages) {
+    assert.ok(r.out.includes(`package.nls.${lang}.json has 1 translation(s) of an older English text`), r.out);
+  }
+  assert.doesNotMatch(r.out, /package\.nls\.de\.json "cmd\.a":/, 'its placeholders and code spans are intact');
 
   const missing = JSON.parse(run('--root', dir, '--missing').out);
-  assert.deepEqual(missing.ja, { 'l10n/bundle.l10n.ja.json': { 'Brand new string': 'Brand new string' } });
+  assert.deepEqual(missing.ja, {
+    'l10n/bundle.l10n.ja.json': { 'Brand new string': 'Brand new string' },
+    'package.nls.ja.json': { 'cmd.a': 'Use `botScreen.autoStart` {0}' },
+  });
 
   run('--root', dir, '--prune');
   const pruned = JSON.parse(fs.readFileSync(path.join(dir, 'l10n/bundle.l10n.fr.json'), 'utf8'));
@@ -72,9 +80,12 @@ vscode.l10n.t('Brand new string');
   const fillFile = path.join(dir, 'fill.json');
   write(dir, 'fill.json', Object.fromEntries(languages.map((lang) => [lang, {
     [`l10n/bundle.l10n.${lang}.json`]: { 'Brand new string': `Neu (${lang})` },
+    [`package.nls.${lang}.json`]: { 'cmd.a': `\`botScreen.autoStart\` {0} (${lang})` },
   }])));
   const filled = run('--root', dir, '--fill', fillFile);
-  assert.doesNotMatch(filled.out, /json lacks \d/, filled.out);
+  assert.doesNotMatch(filled.out, /json lacks \d|older English/, filled.out);
+  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'l10n/source/package.nls.json'), 'utf8')),
+    { 'cmd.a': 'Use `botScreen.autoStart` {0}' }, 'the snapshot now holds the English that was translated');
   const ja = JSON.parse(fs.readFileSync(path.join(dir, 'l10n/bundle.l10n.ja.json'), 'utf8'));
   assert.deepEqual(Object.keys(ja), ['Hello {0}', 'Set "botScreen.placement" first.', 'Brand new string'], 'English order');
   assert.equal(ja['Brand new string'], 'Neu (ja)');
