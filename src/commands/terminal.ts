@@ -35,6 +35,7 @@ export function registerTerminalCommands(ctx: Ctx): void {
           // Start reported why already; this says what it means for the terminal.
           throw new Error(vscode.l10n.t('The Bot Screen is not running, so there is no sandbox terminal to open.'));
         }
+        showWhenOpened(options);
         return new vscode.TerminalProfile(options);
       },
     }),
@@ -51,6 +52,27 @@ export function registerTerminalCommands(ctx: Ctx): void {
   };
   ctx.own(ctx.controller.onStatus(apply));
   apply(ctx.controller.status);
+}
+
+/**
+ * Shows the profile's terminal once VS Code opens it. VS Code makes the last terminal active
+ * right after the profile is provided, before the extension host has created it, so the terminal
+ * the user picked stayed behind the one already open and took no keys. VS Code opens the
+ * terminal with the very options object the profile carried, which is how it is told apart.
+ */
+function showWhenOpened(options: vscode.TerminalOptions): void {
+  const opened = vscode.window.onDidOpenTerminal((terminal) => {
+    if (terminal.creationOptions === options) {
+      done();
+      terminal.show();
+    }
+  });
+  // A profile VS Code never opens (its creation failed) leaves no listener behind.
+  const timer = setTimeout(() => done(), 60_000);
+  const done = () => {
+    clearTimeout(timer);
+    opened.dispose();
+  };
 }
 
 function sessionEnv(env: Readonly<Record<string, string>>): Record<string, string> {
