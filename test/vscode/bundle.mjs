@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { contextHash, imageTag } from '../../scripts/sandbox-context.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -18,6 +19,11 @@ export async function bundleExtensionHostTests(outfile, entry = 'agentTools.ts')
     target: 'node20',
     external: ['vscode'],
     loader: { '.sh': 'text', '.py': 'text' },
+    // The product code it imports reads the sandbox image tag baked in the same way esbuild.mjs does.
+    define: {
+      __BOTSCREEN_SANDBOX_IMAGE__: JSON.stringify(imageTag()),
+      __BOTSCREEN_SANDBOX_HASH__: JSON.stringify(contextHash()),
+    },
     logLevel: 'warning',
   });
   return outfile;
