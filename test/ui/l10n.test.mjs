@@ -71,7 +71,7 @@ async function installLanguagePack(server, vsix) {
 test('with German as display language, commands and status bar are German', { timeout: 300_000 }, async () => {
   // No trust dialog: on a loaded machine it can come up after openWorkbench stopped looking for it,
   // and Bot Screen runs nothing in Restricted Mode. Trust is not what this test is about.
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'security.workspace.trust.enabled': false } });
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'security.workspace.trust.enabled': false, 'botScreen.statusBar.visible': 'always' } });
   let workbench;
   try {
     await installLanguagePack(server, await buildLanguagePack(server.dir));

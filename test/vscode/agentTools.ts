@@ -114,9 +114,9 @@ export async function run(): Promise<void> {
         const type = prepareToolInvocation('type', { text: typed });
         check(type.confirmationMessages, 'type asks');
         const question = text(type.confirmationMessages.message);
-        check(question.includes('(703 characters)') && question.includes('```text\nrm -rf ~\\u{202E}\nxxx'), `type question: ${question.slice(0, 300)}`);
-        check(question.includes('Only the first 500 of 703 characters are shown.') && !question.includes('x'.repeat(499)), 'a long text is cut, and says so');
-        check(text(type.invocationMessage).startsWith('Typing `rm -rf ~\\u{202E}⏎xxx') && text(type.invocationMessage).includes('…` (703 characters)'), `type progress: ${text(type.invocationMessage)}`);
+        check(question.includes('(710 characters)') && question.includes('```text\nrm -rf ~\\u{202E}\nxxx'), `type question: ${question.slice(0, 300)}`);
+        check(question.includes('Only the first 500 of 710 characters are shown.') && !question.includes('x'.repeat(499)), 'a long text is cut, and says so');
+        check(text(type.invocationMessage).startsWith('Typing `rm -rf ~\\u{202E}⏎xxx') && text(type.invocationMessage).includes('…` (710 characters)'), `type progress: ${text(type.invocationMessage)}`);
         const key = prepareToolInvocation('key', { chord: 'ctrl+enter' });
         check(text(key.confirmationMessages?.message) === 'The agent wants to press `ctrl+Return` on the Bot Screen.', `key question: ${text(key.confirmationMessages?.message)}`);
         check(text(key.invocationMessage) === 'Pressing `ctrl+Return` on the Bot Screen', `key progress: ${text(key.invocationMessage)}`);
