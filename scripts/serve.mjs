@@ -8,7 +8,8 @@ import { startServer, workbenchUrl } from '../test/ui/harness.mjs';
  * The sandbox and autoStart are user settings, not the workspace's: a workspace must not decide
  * what runs on this machine, and VS Code asks before it trusts the (throwaway) folder.
  */
-export const RUN_USER_SETTINGS = { 'botScreen.sandbox.backend': 'docker', 'botScreen.autoStart': true };
+// Workspace trust stays on here, whatever the test harness's defaults say.
+export const RUN_USER_SETTINGS = { 'botScreen.sandbox.backend': 'docker', 'botScreen.autoStart': true, 'security.workspace.trust.enabled': true };
 
 /** @returns {Promise<{ server: Awaited<ReturnType<typeof startServer>>, url: string }>} url carries `?tkn=`. */
 export async function serveForRun({ vsixPath }) {
