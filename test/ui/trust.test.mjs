@@ -68,7 +68,7 @@ test.after(() => {
 test('workspace settings that pick a program or move the screen are ignored; Start asks before replacing our container', { timeout: 360_000 }, async () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-trust-'));
   const docker = recorder(work);
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.idleStopMinutes': 0 } });
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.idleStopMinutes': 0, 'botScreen.statusBar.visible': 'always' } });
   let workbench;
   try {
     const folder = server.workspace;
@@ -217,6 +217,7 @@ test('Restricted Mode runs nothing, not even the user\'s own docker; trusting th
       'botScreen.sandbox.docker.path': docker.program,
       'botScreen.autoStart': true,
       'botScreen.idleStopMinutes': 0,
+      'botScreen.statusBar.visible': 'always',
     },
   });
   let workbench;
