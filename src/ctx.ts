@@ -33,39 +33,40 @@ export class Ctx implements vscode.Disposable {
       trusted: () => vscode.workspace.isTrusted,
       hosts: approvedHosts(extension.globalState),
     });
-    const notice = new IgnoredSettingsNotice(this.log);
-    notice.check();
-    this.own(
-      vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration('botScreen')) {
-          notice.check();
-        }
-      }),
-    );
     this.own({ dispose: () => this.controller.dispose() });
     this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
     this.statusBar = this.own(new PlacementStatusBar(this.controller, this.control));
     // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
     // control or Hand back (Hand back only where this window holds control), Switch/Keep only
     // while the image question is open, Install Desktop only for a screen on this machine.
-    const setContext = () => {
+    // Keys that follow the screen (and the settings a start would read); control changes, many
+    // more of them, touch only the control keys.
+    const screenContext = () => {
       const status = this.controller.status;
       // The running screen's own placement; else where a start would put it now.
       const placement = status.state === 'running' ? status.placement : this.controller.placement();
       void vscode.commands.executeCommand('setContext', 'botScreen.running', status.state === 'running');
-      void vscode.commands.executeCommand('setContext', 'botScreen.humanHasControl', this.control.humanHolds());
-      void vscode.commands.executeCommand('setContext', 'botScreen.windowHasControl', this.views.viewers().some((viewer) => viewer.holdsControl()));
       void vscode.commands.executeCommand('setContext', 'botScreen.switchPending', status.imageSwitch !== undefined);
       void vscode.commands.executeCommand('setContext', 'botScreen.onThisMachine', placement?.where === 'host');
     };
-    this.own(this.controller.onStatus(setContext));
-    this.own(this.control.onDidChange(setContext));
-    this.own(vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration('botScreen')) {
-        setContext();
-      }
-    }));
-    setContext();
+    const controlContext = () => {
+      void vscode.commands.executeCommand('setContext', 'botScreen.humanHasControl', this.control.humanHolds());
+      void vscode.commands.executeCommand('setContext', 'botScreen.windowHasControl', this.views.viewers().some((viewer) => viewer.holdsControl()));
+    };
+    const notice = new IgnoredSettingsNotice(this.log);
+    notice.check();
+    this.own(this.controller.onStatus(screenContext));
+    this.own(this.control.onDidChange(controlContext));
+    this.own(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('botScreen')) {
+          notice.check();
+          screenContext();
+        }
+      }),
+    );
+    screenContext();
+    controlContext();
   }
 
   /**

@@ -118,72 +118,34 @@ function consentMessage(question: StartQuestion, declined: boolean): string {
 
 /**
  * Where the extension host runs, seen from the user: with VS Code's remote support that is the
- * SSH host, the dev container, WSL... and "this machine" would mislead.
+ * SSH host, the dev container, WSL... and "this machine" would mislead. `place` is an adverbial
+ * ("on the SSH host"), `name` a noun inside a sentence, `short` a word or two for the status bar.
  */
-export function hostPlace(): string {
+function hostWords(): { readonly place: string; readonly name: string; readonly short: string } {
+  const remote = vscode.env.remoteName ?? '';
   switch (remoteKind()) {
     case 'local':
-      return vscode.l10n.t('on this machine');
+      return { place: vscode.l10n.t('on this machine'), name: vscode.l10n.t('this machine'), short: vscode.l10n.t('this machine') };
     case 'ssh':
-      return vscode.l10n.t('on the SSH host');
+      return { place: vscode.l10n.t('on the SSH host'), name: vscode.l10n.t('the SSH host'), short: vscode.l10n.t('SSH host') };
     case 'container':
-      return vscode.l10n.t('in the dev container');
+      return { place: vscode.l10n.t('in the dev container'), name: vscode.l10n.t('the dev container'), short: vscode.l10n.t('dev container') };
     case 'wsl':
-      return vscode.l10n.t('in WSL');
+      return { place: vscode.l10n.t('in WSL'), name: vscode.l10n.t('WSL'), short: vscode.l10n.t('WSL') };
     case 'codespace':
-      return vscode.l10n.t('in the codespace');
+      return { place: vscode.l10n.t('in the codespace'), name: vscode.l10n.t('the codespace'), short: vscode.l10n.t('codespace') };
     case 'tunnel':
-      return vscode.l10n.t('on the tunnel\'s machine');
+      return { place: vscode.l10n.t('on the tunnel\'s machine'), name: vscode.l10n.t('the tunnel\'s machine'), short: vscode.l10n.t('tunnel host') };
     case 'server':
-      return vscode.l10n.t('on the VS Code server ({0})', vscode.env.remoteName ?? '');
+      return { place: vscode.l10n.t('on the VS Code server ({0})', remote), name: vscode.l10n.t('the VS Code server ({0})', remote), short: vscode.l10n.t('VS Code server') };
     case 'other':
-      return vscode.l10n.t('on the remote machine ({0})', vscode.env.remoteName ?? '');
+      return { place: vscode.l10n.t('on the remote machine ({0})', remote), name: vscode.l10n.t('the remote machine ({0})', remote), short: vscode.l10n.t('remote host') };
   }
 }
 
-/** The machine the extension host runs on, as a noun inside a sentence (see hostPlace). */
-export function hostName(): string {
-  switch (remoteKind()) {
-    case 'local':
-      return vscode.l10n.t('this machine');
-    case 'ssh':
-      return vscode.l10n.t('the SSH host');
-    case 'container':
-      return vscode.l10n.t('the dev container');
-    case 'wsl':
-      return vscode.l10n.t('WSL');
-    case 'codespace':
-      return vscode.l10n.t('the codespace');
-    case 'tunnel':
-      return vscode.l10n.t('the tunnel\'s machine');
-    case 'server':
-      return vscode.l10n.t('the VS Code server ({0})', vscode.env.remoteName ?? '');
-    case 'other':
-      return vscode.l10n.t('the remote machine ({0})', vscode.env.remoteName ?? '');
-  }
-}
-
-/** The machine the extension host runs on in a word or two, for the status bar. */
-export function hostShortName(): string {
-  switch (remoteKind()) {
-    case 'local':
-      return vscode.l10n.t('this machine');
-    case 'ssh':
-      return vscode.l10n.t('SSH host');
-    case 'container':
-      return vscode.l10n.t('dev container');
-    case 'wsl':
-      return vscode.l10n.t('WSL');
-    case 'codespace':
-      return vscode.l10n.t('codespace');
-    case 'tunnel':
-      return vscode.l10n.t('tunnel host');
-    case 'server':
-      return vscode.l10n.t('VS Code server');
-    case 'other':
-      return vscode.l10n.t('remote host');
-  }
-}
+export const hostPlace = (): string => hostWords().place;
+export const hostName = (): string => hostWords().name;
+export const hostShortName = (): string => hostWords().short;
 
 function remoteKind(): 'local' | 'ssh' | 'container' | 'wsl' | 'codespace' | 'tunnel' | 'server' | 'other' {
   const name = vscode.env.remoteName;

@@ -5,7 +5,8 @@
  */
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
-import type { Problem } from './core/problem';
+import { ScreenError, type Problem } from './core/problem';
+import type { Ctx } from './ctx';
 import { BUILD_IMAGE_COMMAND, INSTALL_DOCKER_URL, START_DOCKER_URL, fixesFor, fixLabel, type Fix } from './fixes';
 import { fixStrings, hostName, hostPlace, problemMessage } from './messages';
 
@@ -17,8 +18,23 @@ export interface FixContext {
   readonly retryCommand?: string;
 }
 
+/** Runs a command's action; a failure becomes a notification whose buttons fix it (Retry runs `retryCommand`). */
+export async function report(ctx: Ctx, action: () => Promise<unknown>, retryCommand: string): Promise<void> {
+  try {
+    await action();
+  } catch (err) {
+    const problem: Problem = err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: retryCommand, detail: String(err) };
+    await showProblem({ log: ctx.log, manifest: ctx.extension.extension.packageJSON, retryCommand }, problem);
+  }
+}
+
 /** The problem as an error notification with its fixes as buttons; runs the one chosen. */
 export async function showProblem(context: FixContext, problem: Problem): Promise<void> {
+  if (problem.code === 'needsConsent' && problem.declined) {
+    // The person just said no in the modal: nothing to report back to them.
+    context.log.info(`not confirmed: ${problem.question.kind}`);
+    return;
+  }
   const message = problemMessage(problem);
   context.log.error(message);
   const strings = fixStrings();

@@ -103,10 +103,10 @@ export class ScreenWebview implements vscode.Disposable {
           this.takeControl();
         } else if (message.action === 'handBack') {
           this.control.handBack(this.viewerId);
-        } else if (FIX_ACTIONS.has(message.action)) {
-          void vscode.commands.executeCommand(APPLY_FIX_COMMAND, message.action);
         } else {
-          void vscode.commands.executeCommand(actionCommand(message.action));
+          // A fix of the shown problem goes to the one command that applies fixes, named by its kind.
+          const command = actionCommand(message.action);
+          void vscode.commands.executeCommand(command, ...(command === APPLY_FIX_COMMAND ? [message.action] : []));
         }
         break;
       case 'frame':
@@ -191,9 +191,8 @@ export class ScreenWebview implements vscode.Disposable {
 
 /** The view's buttons that fix the problem it shows; src/commands/screen.ts runs them. */
 export const APPLY_FIX_COMMAND = 'botScreen.applyFix';
-const FIX_ACTIONS: ReadonlySet<ViewAction> = new Set(['openSettings', 'buildImage', 'startDocker', 'installDocker', 'allowHost', 'manageTrust']);
 
-export function actionCommand(action: ViewAction): string {
+function actionCommand(action: ViewAction): string {
   switch (action) {
     case 'start':
       return 'botScreen.start';

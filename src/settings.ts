@@ -38,6 +38,10 @@ export const USER_ONLY_SETTINGS = [
   'sandbox.ssh.identityFile',
   'sandbox.apptainer.path',
   'sandbox.kubernetes.path',
+  // What the image build runs FROM and installs from.
+  'sandbox.image.base',
+  'sandbox.image.debianMirror',
+  'sandbox.image.debianSecurityMirror',
 ] as const;
 export type UserOnlySetting = (typeof USER_ONLY_SETTINGS)[number];
 
@@ -206,13 +210,16 @@ export interface ImageBuildSettings {
  * (user or remote machine) settings count, never a workspace's.
  */
 export function readImageBuildSettings(): ImageBuildSettings {
-  const config = vscode.workspace.getConfiguration('botScreen');
-  const user = (key: string, fallback: string) => String(config.inspect<string>(key)?.globalValue ?? '').trim() || fallback;
   return {
-    base: user('sandbox.image.base', DEFAULT_BASE_IMAGE),
-    debianMirror: user('sandbox.image.debianMirror', DEFAULT_DEBIAN_MIRROR),
-    debianSecurityMirror: user('sandbox.image.debianSecurityMirror', DEFAULT_DEBIAN_SECURITY_MIRROR),
+    base: userStr('sandbox.image.base') || DEFAULT_BASE_IMAGE,
+    debianMirror: userStr('sandbox.image.debianMirror') || DEFAULT_DEBIAN_MIRROR,
+    debianSecurityMirror: userStr('sandbox.image.debianSecurityMirror') || DEFAULT_DEBIAN_SECURITY_MIRROR,
   };
+}
+
+/** The container engine the image commands use: Podman's CLI for the podman backend, else Docker's. */
+export function engineOf(settings: ScreenSettings): { readonly cli: string; readonly engine: 'docker' | 'podman' } {
+  return settings.backend === 'podman' ? { cli: settings.podman.cli, engine: 'podman' } : { cli: settings.docker.cli, engine: 'docker' };
 }
 
 function str(config: vscode.WorkspaceConfiguration, key: string): string {

@@ -28,35 +28,34 @@ export async function askPerson(question: StartQuestion): Promise<ConsentAnswer>
   if (question.kind === 'replaceContainer') {
     const replace = vscode.l10n.t('Replace Container');
     const keep = vscode.l10n.t('Keep Current Container');
-    const answer = await vscode.window.showWarningMessage(
+    const answer = await modal(
       vscode.l10n.t('Replace the sandbox container {0}?', question.container),
-      {
-        modal: true,
-        detail: vscode.l10n.t(
-          'The workspace settings ask for the image {0}, but the container {1} runs {2}. Replacing removes {1}: what was installed inside it is lost (folders mounted into it stay). Keep starts the screen in the current container.',
-          question.image,
-          question.container,
-          question.currentImage,
-        ),
-      },
+      vscode.l10n.t(
+        'The workspace settings ask for the image {0}, but the container {1} runs {2}. Replacing removes {1}: what was installed inside it is lost (folders mounted into it stay). Keep starts the screen in the current container.',
+        question.image,
+        question.container,
+        question.currentImage,
+      ),
       replace,
       keep,
     );
     return answer === replace ? 'yes' : answer === keep ? 'keep' : 'cancel';
   }
   const run = vscode.l10n.t('Run on This Host');
-  const answer = await vscode.window.showWarningMessage(
+  const answer = await modal(
     vscode.l10n.t('Run the screen on {0}?', question.host),
-    {
-      modal: true,
-      detail: vscode.l10n.t(
-        'The workspace settings name the SSH host {0}, which you have not used with Bot Screen before. The screen (a desktop the agent acts on) will run there as your login user. Your answer is remembered for this host.',
-        question.host,
-      ),
-    },
+    vscode.l10n.t(
+      'The workspace settings name the SSH host {0}, which you have not used with Bot Screen before. The screen (a desktop the agent acts on) will run there as your login user. Your answer is remembered for this host.',
+      question.host,
+    ),
     run,
   );
   return answer === run ? 'yes' : 'cancel';
+}
+
+/** A modal warning; closing it (or Cancel) answers undefined. */
+function modal(message: string, detail: string, ...buttons: string[]): Thenable<string | undefined> {
+  return vscode.window.showWarningMessage(message, { modal: true, detail }, ...buttons);
 }
 
 /**

@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
 import { ScreenError } from '../core/problem';
-import { run } from '../core/runner';
-import { SANDBOX_CONTEXT_HASH, SANDBOX_IMAGE, isOwnImage, startBuild, type BuildResult } from '../core/sandboxImage';
+import { SANDBOX_CONTEXT_HASH, SANDBOX_IMAGE, imageId, isOwnImage, startBuild, type BuildResult } from '../core/sandboxImage';
 import { isValidImage } from '../core/validate';
 import type { Ctx } from '../ctx';
-import { imageBuildCost, problemMessage } from '../messages';
-import { pinImage, readImageBuildSettings, readSettings } from '../settings';
+import { imageBuildCost } from '../messages';
+import { engineOf, pinImage, readImageBuildSettings, readSettings } from '../settings';
+import { report } from '../problemUi';
 import { askPerson } from '../trust';
 import { markWalkthrough } from './walkthrough';
 
@@ -85,9 +85,7 @@ export function buildSandboxImage(ctx: Ctx, noCache: boolean): Promise<boolean> 
 }
 
 async function runBuild(ctx: Ctx, noCache: boolean): Promise<boolean> {
-  const settings = readSettings(ctx.log);
-  const podman = settings.backend === 'podman';
-  const cli = podman ? settings.podman.cli : settings.docker.cli;
+  const { cli, engine } = engineOf(readSettings(ctx.log));
   const image = readImageBuildSettings();
   if (!isValidImage(image.base)) {
     void vscode.window.showErrorMessage(vscode.l10n.t('"{0}" is not a valid image name (check "botScreen.sandbox.image.base"). Nothing was built.', image.base));
@@ -102,7 +100,7 @@ async function runBuild(ctx: Ctx, noCache: boolean): Promise<boolean> {
       progress.report({ message: vscode.l10n.t('starting {0} build…', cli) });
       const handle = startBuild({
         cli,
-        flavour: podman ? 'podman' : 'docker',
+        flavour: engine,
         contextDir,
         tag: SANDBOX_IMAGE,
         contextHash: SANDBOX_CONTEXT_HASH,
@@ -176,26 +174,26 @@ async function switchImage(ctx: Ctx): Promise<void> {
   }
   await pinImage(imageSwitch.target);
   ctx.log.info(`switching the sandbox to ${imageSwitch.target} (pinned)`);
-  await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Switching the sandbox to {0}…', imageSwitch.target) },
-    async () => {
-      try {
-        // The pinned image differs from the container's, so the start makes sure the new image
-        // exists (pulling it if needed) before it replaces the old container.
-        await ctx.controller.stop();
-        await ctx.controller.start(askPerson);
-      } catch (err) {
-        const message = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
-        ctx.log.error(message);
-        void vscode.window.showErrorMessage(message);
-      }
-    },
+  // The progress ends before a failure is shown with its fixes.
+  await report(
+    ctx,
+    () =>
+      Promise.resolve(
+        vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Switching the sandbox to {0}…', imageSwitch.target) },
+          async () => {
+            // The pinned image differs from the container's, so the start makes sure the new image
+            // exists (pulling it if needed) before it replaces the old container.
+            await ctx.controller.stop();
+            await ctx.controller.start(askPerson);
+          },
+        ),
+      ),
+    'botScreen.switchImage',
   );
 }
 
 async function imageExists(ctx: Ctx, image: string): Promise<boolean> {
-  const settings = readSettings(ctx.log);
-  const cli = settings.backend === 'podman' ? settings.podman.cli : settings.docker.cli;
-  const result = await run({ command: cli, args: ['image', 'inspect', '--format', '{{.Id}}', '--', image] }, { timeoutMs: 30_000 });
-  return result.exitCode === 0;
+  const { cli, engine } = engineOf(readSettings(ctx.log));
+  return (await imageId(cli, engine, image)) !== undefined;
 }

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { backendSetting, ScreenError, type Problem } from '../core/problem';
+import { backendSetting } from '../core/problem';
 import type { Ctx } from '../ctx';
 import { hostPlace } from '../messages';
 import { fixesFor } from '../fixes';
-import { applyFix, showProblem } from '../problemUi';
+import { applyFix, report } from '../problemUi';
 import { APPLY_FIX_COMMAND } from '../screenWebview';
 import { startScreen } from './image';
 import { DEFAULT_IMAGE } from '../settings';
@@ -32,21 +32,6 @@ export function registerScreenCommands(ctx: Ctx): void {
       await applyFix({ log: ctx.log, manifest: ctx.extension.extension.packageJSON }, fix);
     }
   });
-}
-
-/** Runs a command's action; a failure becomes a notification whose buttons fix it. */
-async function report(ctx: Ctx, action: () => Promise<unknown>, retryCommand: string): Promise<void> {
-  try {
-    await action();
-  } catch (err) {
-    const problem: Problem = err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: retryCommand, detail: String(err) };
-    if (problem.code === 'needsConsent' && problem.declined) {
-      // The person just said no in the modal: nothing to report back to them.
-      ctx.log.info(`the start was not confirmed: ${problem.question.kind}`);
-      return;
-    }
-    await showProblem({ log: ctx.log, manifest: ctx.extension.extension.packageJSON, retryCommand }, problem);
-  }
 }
 
 /**

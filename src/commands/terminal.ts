@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import type { ScreenStatus } from '../core/screen';
+import { hostShortName } from '../messages';
 import { runningScreen } from './screen';
 
 const SESSION_KEYS = ['DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS'] as const;
@@ -93,7 +94,7 @@ async function sandboxTerminalOptions(ctx: Ctx): Promise<vscode.TerminalOptions 
     return vscode.l10n.t('The {0} backend cannot open an interactive terminal.', running.sandbox.backend);
   }
   return {
-    name: vscode.l10n.t('Bot Screen: {0}', running.sandbox.onHost ? vscode.l10n.t('this machine') : running.sandbox.name),
+    name: vscode.l10n.t('Bot Screen: {0}', running.sandbox.onHost ? hostShortName() : running.sandbox.name),
     shellPath: shell.command,
     shellArgs: [...shell.args],
     iconPath: new vscode.ThemeIcon('vm'),

@@ -1,11 +1,9 @@
 import * as vscode from 'vscode';
 import { probeEngine } from '../core/backends/docker';
-import { ScreenError, type Problem } from '../core/problem';
-import { run } from '../core/runner';
-import { SANDBOX_IMAGE } from '../core/sandboxImage';
+import { SANDBOX_IMAGE, imageId } from '../core/sandboxImage';
 import type { Ctx } from '../ctx';
-import { showProblem } from '../problemUi';
-import { readSettings } from '../settings';
+import { report } from '../problemUi';
+import { engineOf, readSettings } from '../settings';
 
 /**
  * The "Get started with Bot Screen" walkthrough's glue. Its steps complete on real events through
@@ -15,20 +13,18 @@ import { readSettings } from '../settings';
  */
 export type WalkthroughEvent = 'runtimeReady' | 'imageReady' | 'handedBack' | 'agentUsed';
 
+const marked = new Set<WalkthroughEvent>();
+
+/** Completes a step once; later events of the same kind (every tool call, say) send nothing. */
 export function markWalkthrough(event: WalkthroughEvent): void {
-  void vscode.commands.executeCommand('setContext', `botScreen.walkthrough.${event}`, true);
+  if (!marked.has(event)) {
+    marked.add(event);
+    void vscode.commands.executeCommand('setContext', `botScreen.walkthrough.${event}`, true);
+  }
 }
 
 export function registerWalkthrough(ctx: Ctx): void {
-  ctx.registerCommand('botScreen.checkRuntime', async () => {
-    try {
-      await checkRuntime(ctx);
-    } catch (err) {
-      // What is missing (the CLI, the daemon), with the buttons that fix it.
-      const problem: Problem = err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: 'the engine check', detail: String(err) };
-      await showProblem({ log: ctx.log, manifest: ctx.extension.extension.packageJSON, retryCommand: 'botScreen.checkRuntime' }, problem);
-    }
-  });
+  ctx.registerCommand('botScreen.checkRuntime', () => report(ctx, () => checkRuntime(ctx), 'botScreen.checkRuntime'));
   let personHeld = false;
   ctx.own(
     ctx.control.onDidChange(() => {
@@ -51,16 +47,16 @@ async function checkRuntime(ctx: Ctx): Promise<void> {
     );
     return;
   }
-  const cli = settings.backend === 'podman' ? settings.podman.cli : settings.docker.cli;
-  const version = await probeEngine(cli, settings.backend);
+  const { cli, engine } = engineOf(settings);
+  const version = await probeEngine(cli, engine);
   markWalkthrough('runtimeReady');
-  const image = await run({ command: cli, args: ['image', 'inspect', '--format', '{{.Id}}', '--', SANDBOX_IMAGE] }, { timeoutMs: 30_000 });
-  if (image.exitCode === 0) {
+  const built = (await imageId(cli, engine, SANDBOX_IMAGE)) !== undefined;
+  if (built) {
     markWalkthrough('imageReady');
   }
-  ctx.log.info(`${cli} answers: server ${version}; ${SANDBOX_IMAGE} ${image.exitCode === 0 ? 'is present' : 'is not built yet'}`);
+  ctx.log.info(`${cli} answers: server ${version}; ${SANDBOX_IMAGE} ${built ? 'is present' : 'is not built yet'}`);
   void vscode.window.showInformationMessage(
-    image.exitCode === 0
+    built
       ? vscode.l10n.t('{0} {1} answers, and the sandbox image {2} is built. Start the screen next.', cli, version, SANDBOX_IMAGE)
       : vscode.l10n.t('{0} {1} answers. Build the sandbox image next.', cli, version),
   );

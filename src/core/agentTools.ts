@@ -206,7 +206,6 @@ export class AgentActionRunner {
             return { status: 'failed', what: 'reading the screen size', detail: `the screen published ${JSON.stringify(screen.geometry)}` };
           }
           const argv = pointerArgv(action, size);
-          this.lease.assertAgentStillActs(start);
           return (await xdotool(action.kind, argv)) ? { status: 'done', action, where, size } : { status: 'cancelled' };
         }
         case 'type': {
@@ -218,7 +217,10 @@ export class AgentActionRunner {
             let finished: boolean;
             let begun = false;
             try {
-              this.lease.assertAgentStillActs(start);
+              // Before the first chunk the check above has just run; between chunks it is new.
+              if (typed > 0) {
+                this.lease.assertAgentStillActs(start);
+              }
               begun = true;
               finished = await xdotool('typing', typeArgv(chunk), EXEC_TIMEOUT_MS + points * TYPE_DELAY_MS * 4);
             } catch (err) {

@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DockerCli } from './backends/dockerCli';
 import type { Command } from './command';
 import { run } from './runner';
 
@@ -17,13 +18,13 @@ declare const __BOTSCREEN_SANDBOX_HASH__: string;
 export const SANDBOX_IMAGE: string = __BOTSCREEN_SANDBOX_IMAGE__;
 /** The full content hash of the build context, recorded as a label on the image. */
 export const SANDBOX_CONTEXT_HASH: string = __BOTSCREEN_SANDBOX_HASH__;
-export const SANDBOX_REPOSITORY = 'bot-screen-sandbox';
+const SANDBOX_REPOSITORY = 'bot-screen-sandbox';
 /** The build's base when the user names none: Debian's own slim image. */
 export const DEFAULT_BASE_IMAGE = 'debian:bookworm-slim';
 export const DEFAULT_DEBIAN_MIRROR = 'http://deb.debian.org/debian';
 export const DEFAULT_DEBIAN_SECURITY_MIRROR = 'http://deb.debian.org/debian-security';
-export const LABEL_CONTEXT = 'dev.botscreen.context';
-export const LABEL_BASE = 'dev.botscreen.base';
+const LABEL_CONTEXT = 'dev.botscreen.context';
+const LABEL_BASE = 'dev.botscreen.base';
 
 /**
  * Our own local tags (this version's or an earlier one's). A registry name is never used for
@@ -124,7 +125,7 @@ export function startBuild(options: BuildOptions): BuildHandle {
   const done = (async (): Promise<BuildResult> => {
     const dir = await mkdtemp(join(tmpdir(), 'botscreen-build-'));
     try {
-      const before = await imageId(options.cli, options.tag);
+      const before = await imageId(options.cli, options.flavour, options.tag);
       const { exitCode, lastLines } = await runBuild(options, join(dir, 'iid'), (k) => {
         kill = k;
         if (cancelled) {
@@ -224,8 +225,9 @@ async function runBuild(
   return { exitCode: result.exitCode ?? undefined, lastLines };
 }
 
-async function imageId(cli: string, image: string): Promise<string | undefined> {
-  const result = await run({ command: cli, args: ['image', 'inspect', '--format', '{{.Id}}', '--', image] }, { timeoutMs: 30_000 });
+/** The id of an image in the engine's store, or undefined when it has none of that name. */
+export async function imageId(cli: string, engine: 'docker' | 'podman', image: string): Promise<string | undefined> {
+  const result = await run(new DockerCli(cli, engine).imageExists(image), { timeoutMs: 30_000 });
   return result.exitCode === 0 ? bareId(result.stdout) || undefined : undefined;
 }
 

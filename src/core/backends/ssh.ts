@@ -153,7 +153,7 @@ let resolvedControlDir: string | undefined;
  * The private per-user directory for the control sockets (short, so the socket path fits):
  * `$XDG_RUNTIME_DIR/botscreen-ssh`, else `botscreen-ssh-<uid>` in the temp dir; when another
  * user holds that name, a fresh `botscreen-ssh-<uid>.XXXXXX` of ours (found again by name,
- * since no one else can make a directory owned by us). Resolved once, proven again on each use.
+ * since no one else can make a directory owned by us). Resolved once, proven again for each sandbox.
  */
 export function controlDir(): string {
   if (process.getuid === undefined) {
@@ -208,11 +208,16 @@ export function controlPath(d: SshDestination): string {
  * Never a tty (`-T`, bytes stay exact), no escape character, `-n` for probes without stdin.
  */
 export class SshCli {
+  /** Proven private once per sandbox, not on every command (each exec, relay, liveness probe). */
+  private readonly controlPath: string;
+
   constructor(
     readonly path: string,
     readonly destination: SshDestination,
     readonly identity: string | undefined,
-  ) {}
+  ) {
+    this.controlPath = controlPath(destination);
+  }
 
   private options(): string[] {
     const d = this.destination;
@@ -222,7 +227,7 @@ export class SshCli {
       '-o', 'ConnectTimeout=10',
       '-o', 'ControlMaster=auto',
       '-o', 'ControlPersist=300',
-      '-o', `ControlPath=${controlPath(d)}`,
+      '-o', `ControlPath=${this.controlPath}`,
       ...(d.port ? ['-p', String(d.port)] : []),
       ...(this.identity ? ['-i', this.identity, '-o', 'IdentitiesOnly=yes'] : []),
       ...(d.user ? ['-l', d.user] : []),
@@ -318,7 +323,7 @@ export class SshBackend implements SandboxBackend {
 
   private cli(d: SshDestination): SshCli {
     const identity = identityPath(this.config.identityFile);
-    controlDir(); // proven before any command is built, so a failure names the directory at once
+    // The control dir is proven as the argv builder is made, so a failure names it at once.
     return new SshCli(this.config.path || 'ssh', d, identity);
   }
 
