@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --with-host-desktop
 echo "typecheck" >&2
 npm run --silent typecheck
+echo "lint (import cycles, copied blocks)" >&2
+npm run --silent lint
 node esbuild.mjs --tests
 mkdir -p test-output
 node --test --test-concurrency=1 \

@@ -1,4 +1,18 @@
-import type { StartQuestion } from './consent';
+// What keeps a screen from running, as data: the Problem union, the error that carries it, and
+// the questions a start must ask first. The extension turns these into sentences and fix buttons.
+
+/** A question a start must ask the person before it may go on (see consent.ts). */
+export type StartQuestion =
+  /** Our container runs `currentImage`; the workspace settings ask for `image`. */
+  | {
+      readonly kind: 'replaceContainer';
+      readonly backend: 'docker' | 'podman';
+      readonly container: string;
+      readonly currentImage: string;
+      readonly image: string;
+    }
+  /** The workspace settings name an SSH host (`ssh://user@host:port`) the user has not approved. */
+  | { readonly kind: 'newHost'; readonly host: string };
 
 /**
  * Everything that can keep a screen from running, as data: a kind, the setting that fixes it
