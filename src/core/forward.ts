@@ -1,10 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { isValidHost } from './backends/ssh';
 import { LoopbackGuard, type Refusal } from './loopbackGuard';
 import { ScreenError } from './problem';
 import { RELAY_SOURCE } from './relay';
 import { openStream, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
+import { isValidHost } from './validate';
 
 /**
  * TCP port forwarding through the exec stream: a listener on 127.0.0.1 whose every accepted

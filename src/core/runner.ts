@@ -2,6 +2,9 @@ import { execa } from 'execa';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from './command';
 
+/** How long a probe (a status question to a CLI or a sandbox) may take. */
+export const PROBE_TIMEOUT_MS = 15_000;
+
 export interface RunResult {
   /** undefined when the process did not exit by itself (timeout, failed to start). */
   readonly exitCode: number | undefined;

@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { ApptainerBackend, ApptainerCli, instanceName, type ApptainerSettings } from '../../src/core/backends/apptainer';
 import { ScreenError } from '../../src/core/problem';
 import { run } from '../../src/core/runner';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { settings as screenSettings, tempMarkers, testLog } from '../support/env';
 import { fakeCli } from '../support/fixtures';
@@ -131,7 +132,7 @@ describe('argv-level: apptainer', () => {
       geometry: '1280x800',
       startedAt: new Date().toISOString(),
     });
-    const controller = new ScreenController(() => config, testLog, markers);
+    const controller = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await controller.attach();
       assert.equal(controller.status.state, 'running');

@@ -1,9 +1,14 @@
+/**
+ * The Apptainer (Singularity) backend: instances started from an image, their settings and
+ * record, and the CLI's argv builders and parsers.
+ */
 import type { Command } from '../command';
+import { commandFailed } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError } from '../problem';
-import { run } from '../runner';
+import { PROBE_TIMEOUT_MS, run } from '../runner';
 import type { Sandbox } from '../sandbox';
-import { PROBE_TIMEOUT_MS, commandFailed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+import { settingText, type BackendRecord, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
 
 export interface ApptainerSettings {
   /** `apptainer`, or `singularity`, or a full path to either. */
@@ -40,6 +45,17 @@ export const CONTAINED_ENV: readonly string[] = ['LANG=C.UTF-8'];
 function cleanEnv(): string[] {
   return ['--cleanenv', ...CONTAINED_ENV.flatMap((assignment) => ['--env', assignment])];
 }
+
+export const APPTAINER: BackendRecord<ApptainerSettings> = {
+  userOnlySettings: ['sandbox.apptainer.path'],
+  readSettings: (source) => ({
+    path: settingText(source.user('sandbox.apptainer.path')) || 'apptainer',
+    image: settingText(source.get('sandbox.apptainer.image')),
+    instance: settingText(source.get('sandbox.apptainer.instance')),
+  }),
+  isIdentity: ({ id, name }) => isValidInstance(id) && name === id,
+  create: (settings, { workspaceKey, log }) => new ApptainerBackend(settings, workspaceKey, log),
+};
 
 export function instanceName(workspaceKey: string): string {
   return `botscreen_${workspaceKey}`;
@@ -92,6 +108,7 @@ export class ApptainerCli {
  * start (`prepare`) does, when no instance of the configured name runs.
  */
 export class ApptainerBackend implements SandboxBackend {
+  readonly imageSetting = backendSetting('apptainer', 'image');
   private readonly cli: ApptainerCli;
 
   constructor(

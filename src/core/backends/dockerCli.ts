@@ -1,3 +1,7 @@
+/**
+ * Argv builders and output parsers for the Docker CLI, and Podman's compatible one as a subclass
+ * that overrides only what differs (how it records a container's image).
+ */
 import type { Command } from '../command';
 import type { RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
@@ -23,14 +27,13 @@ export interface ManagedContainer {
   readonly image: string;
 }
 
-/** Argv builders and output parsers for the Docker CLI (also used for Podman's compatible CLI). */
+/** Argv builders and output parsers for the Docker CLI. */
 export class DockerCli {
-  constructor(
-    readonly cli: string,
-    readonly backend: 'docker' | 'podman' = 'docker',
-  ) {}
+  readonly backend: 'docker' | 'podman' = 'docker';
 
-  private cmd(...args: string[]): Command {
+  constructor(readonly cli: string) {}
+
+  protected cmd(...args: string[]): Command {
     return { command: this.cli, args };
   }
 
@@ -67,7 +70,7 @@ export class DockerCli {
       '--name', spec.name,
       '--label', `${LABEL_MANAGED}=1`,
       '--label', `${LABEL_WORKSPACE}=${spec.workspaceKey}`,
-      ...(this.backend === 'podman' ? ['--label', `${LABEL_REQUESTED_IMAGE}=${spec.image}`] : []),
+      ...this.engineLabels(spec),
       '--pids-limit', String(spec.pidsLimit),
       '--shm-size', '1g',
       '--tmpfs', '/tmp:rw,nosuid,size=512m',
@@ -80,16 +83,17 @@ export class DockerCli {
     );
   }
 
+  /** Labels only one engine needs on the containers it creates. */
+  protected engineLabels(_spec: ContainerSpec): string[] {
+    return [];
+  }
+
   start(id: string): Command {
     return this.cmd('start', '--', id);
   }
 
   /** The image name a container was created from (a rebuilt tag does not change it). */
   configImage(id: string): Command {
-    if (this.backend === 'podman') {
-      const label = `index .Config.Labels "${LABEL_REQUESTED_IMAGE}"`;
-      return this.cmd('inspect', '--type', 'container', '--format', `{{if ${label}}}{{${label}}}{{else}}{{.Config.Image}}{{end}}`, '--', id);
-    }
     return this.cmd('inspect', '--type', 'container', '--format', '{{.Config.Image}}', '--', id);
   }
 
@@ -149,6 +153,28 @@ export class DockerCli {
         ),
     };
   }
+}
+
+/**
+ * Podman's CLI: Docker's, but its inspect shows the image as it stored it (`localhost/...`), so
+ * the image the user asked for travels in a label of our own.
+ */
+export class PodmanCli extends DockerCli {
+  override readonly backend = 'podman';
+
+  protected override engineLabels(spec: ContainerSpec): string[] {
+    return ['--label', `${LABEL_REQUESTED_IMAGE}=${spec.image}`];
+  }
+
+  override configImage(id: string): Command {
+    const label = `index .Config.Labels "${LABEL_REQUESTED_IMAGE}"`;
+    return this.cmd('inspect', '--type', 'container', '--format', `{{if ${label}}}{{${label}}}{{else}}{{.Config.Image}}{{end}}`, '--', id);
+  }
+}
+
+/** The CLI of one container engine. */
+export function engineCli(cli: string, engine: 'docker' | 'podman'): DockerCli {
+  return engine === 'podman' ? new PodmanCli(cli) : new DockerCli(cli);
 }
 
 export function isNoSuchContainer(stderr: string): boolean {

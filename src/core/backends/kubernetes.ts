@@ -1,9 +1,15 @@
+/**
+ * The Kubernetes backend: the agent's pod, reached with kubectl; its settings and record, the
+ * pod reference checks and the CLI's argv builders and parsers.
+ */
 import type { Command } from '../command';
+import { commandFailed } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError, type Problem } from '../problem';
-import { run, type RunResult } from '../runner';
+import { PROBE_TIMEOUT_MS, run, type RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
-import { PROBE_TIMEOUT_MS, commandFailed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+import { isLabel } from '../validate';
+import { parses, settingText, type BackendRecord, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
 
 export interface KubernetesSettings {
   /** The kubectl program. */
@@ -17,6 +23,19 @@ export interface KubernetesSettings {
   /** Empty means the pod's default container. */
   readonly container: string;
 }
+
+export const KUBERNETES: BackendRecord<KubernetesSettings> = {
+  userOnlySettings: ['sandbox.kubernetes.path'],
+  readSettings: (source) => ({
+    path: settingText(source.user('sandbox.kubernetes.path')) || 'kubectl',
+    context: settingText(source.get('sandbox.kubernetes.context')),
+    namespace: settingText(source.get('sandbox.kubernetes.namespace')),
+    pod: settingText(source.get('sandbox.kubernetes.pod')),
+    container: settingText(source.get('sandbox.kubernetes.container')),
+  }),
+  isIdentity: ({ id, name }) => parses(() => parsePodIdentityId(id)) && isLabel(name),
+  create: (settings, { log }) => new KubernetesBackend(settings, log),
+};
 
 /** Where a screen's commands go, validated. */
 export interface PodRef {
