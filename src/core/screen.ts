@@ -58,6 +58,8 @@ export interface ControllerOptions {
   readonly trusted?: () => boolean;
   /** SSH hosts named by a workspace that the user approved (kept across windows). */
   readonly hosts?: HostMemory;
+  /** Runs the launcher's commands to completion: the runner's `run`, or a test's in-process stand-in. */
+  readonly run?: typeof run;
 }
 
 /** The screen that is running, and everything needed to reach it again. */
@@ -90,6 +92,7 @@ export class ScreenController {
   /** This window's workspace key (fixed for the window's life): runtime dir, marker, labels. */
   private readonly key: string;
   private disposed = false;
+  private readonly run: typeof run;
 
   constructor(
     private readonly backends: BackendFactory,
@@ -99,6 +102,7 @@ export class ScreenController {
     private readonly options: ControllerOptions = {},
   ) {
     this.key = settings().workspaceKey;
+    this.run = options.run ?? run;
     // What the settings say before anything ran (no CLI): window start may never call attach.
     const placement = this.placement();
     const refusal = this.placementProblem(placement);
@@ -218,7 +222,7 @@ export class ScreenController {
         timeoutSeconds: START_TIMEOUT_S,
       });
       this.log.info(`starting the screen in ${sandbox.name} (${settings.geometry})`);
-      const result = await run(command, { input, timeoutMs: (START_TIMEOUT_S + 15) * 1000 });
+      const result = await this.run(command, { input, timeoutMs: (START_TIMEOUT_S + 15) * 1000 });
       const screen = result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
       if (screen) {
         this.log.info(`screen ${screen.display} ${screen.adopted ? 'adopted' : 'started'} (launcher pid ${screen.pid}) in ${sandbox.name}`);
@@ -259,7 +263,7 @@ export class ScreenController {
       }
       this.transition({ ...this.current, placement: target.placement, state: 'stopping' });
       const { command, input } = launcherCommand(target.sandbox, this.key, { mode: 'stop' });
-      const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+      const result = await this.run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
       if (result.exitCode !== 0 && (await target.backend.liveness(target.sandbox)) !== 'gone') {
         this.fail('error', target.placement, commandFailed('stop', result));
       }
@@ -298,7 +302,7 @@ export class ScreenController {
     }
     if (live.sandbox.onHost) {
       const { command, input } = launcherCommand(live.sandbox, this.key, { mode: 'status' });
-      const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+      const result = await this.run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
       if (result.exitCode === 1 && this.live === live) {
         this.log.warn('the screen on this machine is no longer running');
         this.forget();
@@ -371,7 +375,7 @@ export class ScreenController {
 
   private async launcherStatus(sandbox: Sandbox): Promise<PublishedScreen | undefined> {
     const { command, input } = launcherCommand(sandbox, this.key, { mode: 'status' });
-    const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+    const result = await this.run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
     return result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
   }
 
