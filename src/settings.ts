@@ -1,3 +1,7 @@
+/**
+ * The extension's reading of its settings (VS Code's configuration): the snapshot core acts on,
+ * each backend's part read through its record, the user-only rule, and the image settings' upkeep.
+ */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';

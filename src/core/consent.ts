@@ -6,19 +6,10 @@
  * person first. Who asks is the caller's business (a modal for commands); an agent tool has
  * nobody to ask and gets a refusal that tells it to ask the user.
  */
-import { ScreenError } from './problem';
+import { ScreenError, type StartQuestion } from './problem';
 
-export type StartQuestion =
-  /** Our container runs `currentImage`; the workspace settings ask for `image`. */
-  | {
-      readonly kind: 'replaceContainer';
-      readonly backend: 'docker' | 'podman';
-      readonly container: string;
-      readonly currentImage: string;
-      readonly image: string;
-    }
-  /** The workspace settings name an SSH host (`ssh://user@host:port`) the user has not approved. */
-  | { readonly kind: 'newHost'; readonly host: string };
+/** The questions live with the problem that carries them; consent is where they are asked. */
+export type { StartQuestion };
 
 /**
  * `yes`: go ahead. `keep`: start, but on the current container (only for replaceContainer).

@@ -1,4 +1,19 @@
-import type { StartQuestion } from './consent';
+/**
+ * Why a screen cannot run, as data (Problem), and the error that carries it (ScreenError).
+ */
+
+/** A decision a start must not take alone (see consent.ts), carried by a `needsConsent` problem. */
+export type StartQuestion =
+  /** Our container runs `currentImage`; the workspace settings ask for `image`. */
+  | {
+      readonly kind: 'replaceContainer';
+      readonly backend: 'docker' | 'podman';
+      readonly container: string;
+      readonly currentImage: string;
+      readonly image: string;
+    }
+  /** The workspace settings name an SSH host (`ssh://user@host:port`) the user has not approved. */
+  | { readonly kind: 'newHost'; readonly host: string };
 
 /**
  * Everything that can keep a screen from running, as data: a kind, the setting that fixes it

@@ -14,6 +14,9 @@ import { ScreenController } from '../../src/core/screen';
 import { settings as screenSettings, tempMarkers, testLog } from '../support/env';
 import { fakeCli } from '../support/fixtures';
 
+/** A successful run's result with this output. */
+const ok = (stdout: string) => ({ exitCode: 0, stdout, stderr: '', timedOut: false });
+
 function settings(overrides: Partial<ApptainerSettings> = {}): ApptainerSettings {
   return { path: 'apptainer', image: '/images/desktop.sif', instance: '', ...overrides };
 }
@@ -51,10 +54,11 @@ describe('argv-level: apptainer', () => {
   });
 
   test('argv-level: instance list --json is parsed; garbage is not an empty list', () => {
-    assert.deepEqual(cli.parseList('{\n\t"instances": [\n\t\t{"instance": "a", "pid": 1}, {"instance": "b", "pid": 2}\n\t]\n}\n'), ['a', 'b']);
-    assert.deepEqual(cli.parseList('{"instances": []}'), []);
-    assert.equal(cli.parseList('INSTANCE NAME    PID'), undefined);
-    assert.equal(cli.parseList('{"other": 1}'), undefined);
+    assert.deepEqual(cli.list().parse(ok('{\n\t"instances": [\n\t\t{"instance": "a", "pid": 1}, {"instance": "b", "pid": 2}\n\t]\n}\n')), ['a', 'b']);
+    assert.deepEqual(cli.list().parse(ok('{"instances": []}')), []);
+    assert.equal(cli.list().parse(ok('INSTANCE NAME    PID')), undefined);
+    assert.equal(cli.list().parse(ok('{"other": 1}')), undefined);
+    assert.equal(cli.list().parse({ ...ok('{"instances": []}'), exitCode: 1 }), undefined, 'a failed list says nothing');
   });
 
   test('argv-level: prepare starts our instance only when it is not running', async () => {

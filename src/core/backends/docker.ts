@@ -6,7 +6,7 @@ import { approveReplacement, cannotAsk, type StartConsent } from '../consent';
 import { commandFailed, failureDetail, mustSucceed } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError } from '../problem';
-import { PROBE_TIMEOUT_MS, run } from '../runner';
+import { PROBE_TIMEOUT_MS, run, runParsed } from '../runner';
 import { SANDBOX_IMAGE, isOwnImage } from '../sandboxImage';
 import type { Sandbox } from '../sandbox';
 import { isValidContainerRef, isValidImage } from '../validate';
@@ -177,8 +177,7 @@ export class DockerBackend implements SandboxBackend {
   }
 
   async liveness(sandbox: Sandbox): Promise<Liveness> {
-    const result = await run(this.docker.inspectState(sandbox.id), { timeoutMs: 5_000 });
-    const state = this.docker.parseState(result);
+    const { result, value: state } = await runParsed(this.docker.inspectState(sandbox.id), { timeoutMs: 5_000 });
     if (state === 'unknown') {
       this.log.warn(`could not tell whether ${sandbox.name} is alive: ${result.stderr.trim() || 'timed out'}`);
     }
@@ -194,8 +193,7 @@ export class DockerBackend implements SandboxBackend {
     if (!isValidContainerRef(container)) {
       throw new ScreenError({ code: 'badContainer', container, setting: backendSetting(this.docker.backend, 'container') });
     }
-    const result = await run(this.docker.inspectState(container), { timeoutMs: PROBE_TIMEOUT_MS });
-    const state = this.docker.parseState(result);
+    const { result, value: state } = await runParsed(this.docker.inspectState(container), { timeoutMs: PROBE_TIMEOUT_MS });
     if (state !== 'running') {
       throw new ScreenError(state === 'unknown' ? commandFailed(`${this.docker.backend} inspect`, result) : { code: 'containerNotRunning', container, setting: backendSetting(this.docker.backend, 'container') });
     }
@@ -203,8 +201,8 @@ export class DockerBackend implements SandboxBackend {
   }
 
   private async findManaged(): Promise<ManagedContainer | undefined> {
-    const list = await mustSucceed(`${this.docker.backend} ps`, this.docker.findManaged(this.workspaceKey));
-    const containers = this.docker.parseManaged(list.stdout);
+    const ps = this.docker.findManaged(this.workspaceKey);
+    const containers = ps.parse(await mustSucceed(`${this.docker.backend} ps`, ps));
     return containers.find((c) => c.running) ?? containers[0];
   }
 

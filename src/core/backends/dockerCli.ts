@@ -3,7 +3,7 @@
  * that overrides only what differs (how it records a container's image).
  */
 import type { Command } from '../command';
-import type { RunResult } from '../runner';
+import type { ParsedCommand, RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
 
 /** Labels that mark a container as ours; reuse is by these, never by image. */
@@ -37,26 +37,22 @@ export class DockerCli {
     return { command: this.cli, args };
   }
 
+  private parsed<T>(parse: (result: RunResult) => T, ...args: string[]): ParsedCommand<T> {
+    return { ...this.cmd(...args), parse };
+  }
+
   serverVersion(): Command {
     return this.cmd('version', '--format', '{{.Server.Version}}');
   }
 
-  findManaged(workspaceKey: string): Command {
-    return this.cmd(
+  /** Our containers of one workspace (`ps` fails only when the engine does: the caller's `mustSucceed`). */
+  findManaged(workspaceKey: string): ParsedCommand<ManagedContainer[]> {
+    return this.parsed((result) => parseManaged(result.stdout),
       'ps', '-a', '--no-trunc',
       '--filter', `label=${LABEL_MANAGED}=1`,
       '--filter', `label=${LABEL_WORKSPACE}=${workspaceKey}`,
       '--format', '{{.ID}}\t{{.State}}\t{{.Image}}',
     );
-  }
-
-  parseManaged(stdout: string): ManagedContainer[] {
-    return stdout
-      .split('\n')
-      .map((line) => line.trim().split('\t'))
-      .filter((fields) => fields.length === 3 && /^[0-9a-f]{12,64}$/.test(fields[0]))
-      // Podman 4's {{.State}} is a status sentence (`Up 5 minutes`), Docker's a word.
-      .map(([id, state, image]) => ({ id, running: state === 'running' || state.startsWith('Up '), image }));
   }
 
   /**
@@ -110,16 +106,9 @@ export class DockerCli {
     return this.cmd('image', 'inspect', '--format', '{{.Id}}', '--', image);
   }
 
-  /** `{{.Id}} {{.State.Running}}` of one container. */
-  inspectState(ref: string): Command {
-    return this.cmd('inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', '--', ref);
-  }
-
-  parseState(result: RunResult): 'running' | 'stopped' | 'gone' | 'unknown' {
-    if (result.exitCode === 0) {
-      return /\btrue\s*$/.test(result.stdout) ? 'running' : 'stopped';
-    }
-    return isNoSuchContainer(result.stderr) ? 'gone' : 'unknown';
+  /** `{{.Id}} {{.State.Running}}` of one container, read as its state. */
+  inspectState(ref: string): ParsedCommand<ContainerState> {
+    return this.parsed(parseState, 'inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', '--', ref);
   }
 
   /**
@@ -175,6 +164,24 @@ export class PodmanCli extends DockerCli {
 /** The CLI of one container engine. */
 export function engineCli(cli: string, engine: 'docker' | 'podman'): DockerCli {
   return engine === 'podman' ? new PodmanCli(cli) : new DockerCli(cli);
+}
+
+export type ContainerState = 'running' | 'stopped' | 'gone' | 'unknown';
+
+function parseManaged(stdout: string): ManagedContainer[] {
+  return stdout
+    .split('\n')
+    .map((line) => line.trim().split('\t'))
+    .filter((fields) => fields.length === 3 && /^[0-9a-f]{12,64}$/.test(fields[0]))
+    // Podman 4's {{.State}} is a status sentence (`Up 5 minutes`), Docker's a word.
+    .map(([id, state, image]) => ({ id, running: state === 'running' || state.startsWith('Up '), image }));
+}
+
+function parseState(result: RunResult): ContainerState {
+  if (result.exitCode === 0) {
+    return /\btrue\s*$/.test(result.stdout) ? 'running' : 'stopped';
+  }
+  return isNoSuchContainer(result.stderr) ? 'gone' : 'unknown';
 }
 
 export function isNoSuchContainer(stderr: string): boolean {
