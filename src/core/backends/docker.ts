@@ -25,7 +25,7 @@ export interface DockerSettings {
   readonly imageFromWorkspace?: boolean;
 }
 
-export const DEFAULT_PIDS_LIMIT = 2048;
+const DEFAULT_PIDS_LIMIT = 2048;
 const CONTAINER_ID = /^[0-9a-f]{12,64}$/;
 
 /** One engine's settings, `botScreen.sandbox.<engine>.*`. */
