@@ -3,6 +3,7 @@ import { Control } from './control';
 import { LeaseStore } from './core/lease';
 import type { Logger } from './core/logger';
 import { MarkerStore } from './core/marker';
+import { SandboxBackends } from './core/backends/registry';
 import { ScreenController } from './core/screen';
 import { readSettings, workspaceKey } from './settings';
 import { ScreenViews } from './screenViews';
@@ -27,7 +28,7 @@ export class Ctx implements vscode.Disposable {
     const markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath);
     const leases = new LeaseStore(vscode.Uri.joinPath(extension.globalStorageUri, 'leases').fsPath, workspaceKey());
     this.control = this.own(new Control(leases));
-    this.controller = new ScreenController(() => readSettings(this.log), this.withProgress(this.log), markers, {
+    this.controller = new ScreenController(new SandboxBackends(), () => readSettings(this.log), this.withProgress(this.log), markers, {
       humanHasControl: () => this.control.humanHolds(),
       // Restricted Mode: nothing runs, not even a probe.
       trusted: () => vscode.workspace.isTrusted,

@@ -7,8 +7,10 @@
  * an RFB stream; the host answers `open` (relay running) or `closed`.
  */
 
-/** Where the screen is and what it is doing, as the view shows it. */
-export type ScreenState = 'stopped' | 'starting' | 'running' | 'stopping' | 'gone' | 'refused' | 'blocked' | 'error';
+import type { ScreenState } from './core/screenState';
+
+/** Where the screen is and what it is doing (core's states, named here for the webview). */
+export type { ScreenState };
 
 export interface ScreenStatusView {
   readonly state: ScreenState;

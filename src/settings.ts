@@ -1,13 +1,19 @@
+/**
+ * The extension's reading of its settings (VS Code's configuration): the snapshot core acts on,
+ * each backend's part read through its record, the user-only rule, and the image settings' upkeep.
+ */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
+import type { SettingsSource } from './core/backends/backend';
+import { BACKEND_USER_ONLY_SETTINGS, readBackendSettings } from './core/backends/registry';
 import { parseBackend, parsePlacementSetting } from './core/placement';
 import {
   DEFAULT_BASE_IMAGE, DEFAULT_DEBIAN_MIRROR, DEFAULT_DEBIAN_SECURITY_MIRROR, SANDBOX_IMAGE,
 } from './core/sandboxImage';
-import type { ScreenSettings } from './core/screen';
+import type { ScreenSettings } from './core/settings';
 
 /**
  * The default desktop image: the local tag of the image Bot Screen builds from the context in
@@ -18,7 +24,6 @@ export const DEFAULT_IMAGE = SANDBOX_IMAGE;
 export const RETIRED_DEFAULT_IMAGES: readonly string[] = ['botscreen/sandbox:desktop', 'botscreen/sandbox:bookworm', 'botscreen/desktop:latest'];
 const IMAGE_SETTING = 'sandbox.docker.image';
 export const DEFAULT_GEOMETRY = '1280x800';
-export const DEFAULT_PIDS_LIMIT = 2048;
 
 const warned = new Set<string>();
 
@@ -28,26 +33,20 @@ const warned = new Set<string>();
  * settings file can be written by a cloned repository or by the agent itself, so its values of
  * these are ignored, and the user is told (ignoredWorkspaceSettings).
  */
-export const USER_ONLY_SETTINGS = [
-  'placement',
-  'sandbox.backend',
-  'autoStart',
-  'sandbox.docker.path',
-  'sandbox.podman.path',
-  'sandbox.ssh.path',
-  'sandbox.ssh.identityFile',
-  'sandbox.apptainer.path',
-  'sandbox.kubernetes.path',
-  // What the image build runs FROM and installs from.
-  'sandbox.image.base',
-  'sandbox.image.debianMirror',
-  'sandbox.image.debianSecurityMirror',
-] as const;
-export type UserOnlySetting = (typeof USER_ONLY_SETTINGS)[number];
+const CHOICE_SETTINGS = ['placement', 'sandbox.backend', 'autoStart'] as const;
+// What the image build runs FROM and installs from.
+const IMAGE_BUILD_SETTINGS = ['sandbox.image.base', 'sandbox.image.debianMirror', 'sandbox.image.debianSecurityMirror'] as const;
+/** Each backend's own (its CLI, its key file) come from its record. */
+export const USER_ONLY_SETTINGS: readonly string[] = [...CHOICE_SETTINGS, ...BACKEND_USER_ONLY_SETTINGS, ...IMAGE_BUILD_SETTINGS];
+export type UserOnlySetting = (typeof CHOICE_SETTINGS)[number] | (typeof IMAGE_BUILD_SETTINGS)[number];
 
 /** The user's value of a user-only setting (else its default); the workspace's never counts. */
 export function userSetting<T>(key: UserOnlySetting): T | undefined {
-  const scopes = vscode.workspace.getConfiguration('botScreen').inspect<T>(key);
+  return userValue(vscode.workspace.getConfiguration('botScreen'), key);
+}
+
+function userValue<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {
+  const scopes = config.inspect<T>(key);
   return scopes?.globalValue ?? scopes?.defaultValue;
 }
 
@@ -104,49 +103,18 @@ export function readSettings(log: Logger): ScreenSettings {
   if (backend.unknown !== undefined) {
     warnOnce(log, `botScreen.sandbox.backend "${backend.unknown}" is not a known backend; the screen is refused`);
   }
-  const pidsLimit = Number(config.get('sandbox.docker.pidsLimit'));
+  const source: SettingsSource = {
+    get: (key) => config.get(key),
+    user: (key) => userValue(config, key),
+    pinned: (key) => isPinned(config, key),
+    fromWorkspace: (key) => fromWorkspace(config, key),
+  };
   return {
     placement: placement.value,
     backend: backend.value,
     backendRaw,
     geometry: String(config.get('screen.geometry') ?? DEFAULT_GEOMETRY).trim(),
-    docker: {
-      cli: String(userSetting('sandbox.docker.path') || 'docker'),
-      image: String(config.get(IMAGE_SETTING) || DEFAULT_IMAGE).trim(),
-      imagePinned: isPinned(config, IMAGE_SETTING),
-      imageFromWorkspace: fromWorkspace(config, IMAGE_SETTING),
-      container: String(config.get('sandbox.docker.container') ?? '').trim(),
-      pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
-    },
-    podman: {
-      cli: userStr('sandbox.podman.path') || 'podman',
-      image: str(config, 'sandbox.podman.image') || DEFAULT_IMAGE,
-      container: str(config, 'sandbox.podman.container'),
-      pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
-      imagePinned: isPinned(config, 'sandbox.podman.image'),
-      imageFromWorkspace: fromWorkspace(config, 'sandbox.podman.image'),
-    },
-    ssh: {
-      host: str(config, 'sandbox.ssh.host'),
-      user: str(config, 'sandbox.ssh.user'),
-      port: config.get<number | null>('sandbox.ssh.port') ?? undefined,
-      identityFile: userStr('sandbox.ssh.identityFile'),
-      path: userStr('sandbox.ssh.path') || 'ssh',
-      // The destination is host, user and port: a workspace that changes any of them picks it.
-      hostFromWorkspace: ['sandbox.ssh.host', 'sandbox.ssh.user', 'sandbox.ssh.port'].some((key) => fromWorkspace(config, key)),
-    },
-    apptainer: {
-      path: userStr('sandbox.apptainer.path') || 'apptainer',
-      image: str(config, 'sandbox.apptainer.image'),
-      instance: str(config, 'sandbox.apptainer.instance'),
-    },
-    kubernetes: {
-      path: userStr('sandbox.kubernetes.path') || 'kubectl',
-      context: str(config, 'sandbox.kubernetes.context'),
-      namespace: str(config, 'sandbox.kubernetes.namespace'),
-      pod: str(config, 'sandbox.kubernetes.pod'),
-      container: str(config, 'sandbox.kubernetes.container'),
-    },
+    ...readBackendSettings(source),
     idleStopMinutes: Math.max(0, Number(config.get('idleStopMinutes') ?? 30) || 0),
     workspaceKey: workspaceKey(),
   };
@@ -220,10 +188,6 @@ export function readImageBuildSettings(): ImageBuildSettings {
 /** The container engine the image commands use: Podman's CLI for the podman backend, else Docker's. */
 export function engineOf(settings: ScreenSettings): { readonly cli: string; readonly engine: 'docker' | 'podman' } {
   return settings.backend === 'podman' ? { cli: settings.podman.cli, engine: 'podman' } : { cli: settings.docker.cli, engine: 'docker' };
-}
-
-function str(config: vscode.WorkspaceConfiguration, key: string): string {
-  return String(config.get(key) ?? '').trim();
 }
 
 function userStr(key: UserOnlySetting): string {

@@ -8,7 +8,7 @@
  */
 import { ScreenError, type StartQuestion } from './problem';
 
-/** The question is part of the `needsConsent` problem, so it lives with the problems. */
+/** The questions live with the problem that carries them; consent is where they are asked. */
 export type { StartQuestion };
 
 /**

@@ -1,11 +1,3 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import { isValidHost } from './backends/ssh';
-import { LoopbackGuard, type Refusal } from './loopbackGuard';
-import { ScreenError } from './problem';
-import { RELAY_SOURCE } from './relay';
-import { openStream, run, type StreamProcess } from './runner';
-import type { Sandbox } from './sandbox';
-
 /**
  * TCP port forwarding through the exec stream: a listener on 127.0.0.1 whose every accepted
  * connection gets its own exec stream running the relay in `tcp HOST PORT` mode inside the
@@ -16,6 +8,13 @@ import type { Sandbox } from './sandbox';
  * checked before its exec is spawned (see loopbackGuard.ts): DevTools is full control of the
  * sandbox browser, and every connection costs an exec.
  */
+import { createServer, type Server, type Socket } from 'node:net';
+import { LoopbackGuard, type Refusal } from './loopbackGuard';
+import { ScreenError } from './problem';
+import { RELAY_SOURCE } from './relay';
+import { openStream, run, type StreamProcess } from './runner';
+import type { Sandbox } from './sandbox';
+import { isValidHost } from './validate';
 
 /** How long a relay may take to finish by itself after the local side closed. */
 const RELAY_GRACE_MS = 2_000;

@@ -1,11 +1,12 @@
+/**
+ * The screen marker: the file a running screen leaves on disk, and the checks it passes before
+ * anything acts on it.
+ */
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isValidInstance } from './backends/apptainer';
 import type { SandboxIdentity } from './backends/backend';
-import { parsePodIdentityId } from './backends/kubernetes';
-import { parseSshIdentityId } from './backends/ssh';
+import { isBackendIdentity } from './backends/registry';
 import { BACKENDS, isExecBackend, type Placement } from './placement';
-import { isValidContainerRef } from './validate';
 
 /**
  * What a running screen leaves on disk so that a reload or a restart finds it again, and so that
@@ -77,7 +78,6 @@ export class MarkerStore {
 
 const MARKER_FIELDS = new Set(['version', 'workspaceKey', 'placement', 'sandbox', 'display', 'runtimeDir', 'socket', 'pid', 'geometry', 'startedAt']);
 const SANDBOX_FIELDS = new Set(['backend', 'id', 'name']);
-const CONTAINER_ID = /^[0-9a-f]{12,64}$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\x00-\x1f\x7f]/;
 
@@ -169,33 +169,7 @@ function identityProblem(value: unknown, placement: Placement): string | undefin
   if (placement.where === 'host') {
     return id === 'host' && name === 'host' ? undefined : bad;
   }
-  switch (backend) {
-    case 'docker':
-    case 'podman':
-      return CONTAINER_ID.test(id) && isValidContainerRef(name) ? undefined : bad;
-    case 'apptainer':
-      return isValidInstance(id) && name === id ? undefined : bad;
-    case 'ssh':
-      return parses(() => parseSshIdentityId(id)) && isLabel(name) ? undefined : bad;
-    case 'kubernetes':
-      return parses(() => parsePodIdentityId(id)) && isLabel(name) ? undefined : bad;
-    default:
-      return bad;
-  }
-}
-
-function parses(parse: () => unknown): boolean {
-  try {
-    parse();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A name only shown to the user: printable, bounded. */
-function isLabel(value: string): boolean {
-  return value.length > 0 && value.length <= 512 && !CONTROL.test(value);
+  return isExecBackend(placement.backend) && isBackendIdentity(placement.backend, { id, name }) ? undefined : bad;
 }
 
 function isPath(value: unknown, mayBeEmpty: boolean): boolean {

@@ -1,7 +1,8 @@
-// What keeps a screen from running, as data: the Problem union, the error that carries it, and
-// the questions a start must ask first. The extension turns these into sentences and fix buttons.
+/**
+ * Why a screen cannot run, as data (Problem), and the error that carries it (ScreenError).
+ */
 
-/** A question a start must ask the person before it may go on (see consent.ts). */
+/** A decision a start must not take alone (see consent.ts), carried by a `needsConsent` problem. */
 export type StartQuestion =
   /** Our container runs `currentImage`; the workspace settings ask for `image`. */
   | {

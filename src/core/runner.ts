@@ -1,6 +1,10 @@
+/** The one way core code runs a program: to completion, stoppable, or as a byte stream (execa underneath). */
 import { execa } from 'execa';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from './command';
+
+/** How long a probe (a status question to a CLI or a sandbox) may take. */
+export const PROBE_TIMEOUT_MS = 15_000;
 
 export interface RunResult {
   /** undefined when the process did not exit by itself (timeout, failed to start). */
@@ -10,6 +14,11 @@ export interface RunResult {
   readonly timedOut: boolean;
   /** Set when the program could not be started at all (e.g. ENOENT: not installed). */
   readonly spawnError?: string;
+}
+
+/** A command paired with the parser of its result: what the argv asks and how to read the answer stay together. */
+export interface ParsedCommand<T> extends Command {
+  parse(result: RunResult): T;
 }
 
 export interface RunOptions {
@@ -39,6 +48,12 @@ function runResult(result: { exitCode?: number; stdout?: unknown; stderr?: unkno
     timedOut: result.timedOut,
     spawnError: typeof code === 'string' && result.exitCode === undefined ? code : undefined,
   };
+}
+
+/** Runs a paired command and reads its answer. */
+export async function runParsed<T>(cmd: ParsedCommand<T>, options: RunOptions): Promise<{ readonly result: RunResult; readonly value: T }> {
+  const result = await run(cmd, options);
+  return { result, value: cmd.parse(result) };
 }
 
 /** A command that can be told to stop (see `runStoppable`). */

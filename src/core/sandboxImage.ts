@@ -7,7 +7,7 @@ import { execa } from 'execa';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DockerCli } from './backends/dockerCli';
+import { engineCli } from './backends/dockerCli';
 import type { Command } from './command';
 import { run } from './runner';
 
@@ -227,7 +227,7 @@ async function runBuild(
 
 /** The id of an image in the engine's store, or undefined when it has none of that name. */
 export async function imageId(cli: string, engine: 'docker' | 'podman', image: string): Promise<string | undefined> {
-  const result = await run(new DockerCli(cli, engine).imageExists(image), { timeoutMs: 30_000 });
+  const result = await run(engineCli(cli, engine).imageExists(image), { timeoutMs: 30_000 });
   return result.exitCode === 0 ? bareId(result.stdout) || undefined : undefined;
 }
 

@@ -1,12 +1,11 @@
-import type { ScreenState } from '../protocol';
+/**
+ * The screen controller: one window's screen, from where it goes to starting, adopting,
+ * watching and stopping it. It is given its backends (a factory) and its settings; every status
+ * change goes through one checked transition.
+ */
 import type { ImageSwitch, SandboxBackend } from './backends/backend';
-import { commandFailed, PROBE_TIMEOUT_MS } from './backends/backend';
-import type { DockerSettings } from './backends/docker';
-import type { ApptainerSettings } from './backends/apptainer';
-import type { KubernetesSettings } from './backends/kubernetes';
-import type { SshSettings } from './backends/ssh';
-import { backendFor } from './backends/index';
 import { cannotAsk, NO_HOSTS, type ConsentAnswer, type HostMemory, type StartConsent, type StartQuestion } from './consent';
+import { commandFailed } from './failure';
 import {
   EXIT_MISSING_BINARIES,
   EXIT_START_TIMEOUT,
@@ -17,32 +16,21 @@ import {
 } from './launcher';
 import type { Logger } from './logger';
 import type { Marker, MarkerStore } from './marker';
-import { resolvePlacement, type BackendName, type Placement, type PlacementSetting } from './placement';
-import { backendSetting, ScreenError, type Problem } from './problem';
+import { resolvePlacement, type BackendName, type Placement } from './placement';
+import { ScreenError, type Problem } from './problem';
 import { rfbRelayCommand } from './relay';
-import { openStream, run, type StreamProcess } from './runner';
+import { openStream, PROBE_TIMEOUT_MS, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
+import { isLegalMove, type ScreenState } from './screenState';
+import type { ScreenSettings } from './settings';
 import { parseGeometry } from './validate';
 
-export type { ScreenState };
-
-/** A snapshot of the settings that matter, read by the extension when an action starts. */
-export interface ScreenSettings {
-  readonly placement: PlacementSetting;
-  /** undefined when the configured name is not a backend we know. */
-  readonly backend: BackendName | undefined;
-  readonly backendRaw: string;
-  readonly geometry: string;
-  readonly docker: DockerSettings;
-  /** Each backend's own settings (Podman's CLI is Docker's, so its settings are too). */
-  readonly podman: DockerSettings;
-  readonly ssh: SshSettings;
-  readonly apptainer: ApptainerSettings;
-  readonly kubernetes: KubernetesSettings;
-  /** Stop a screen nobody used for this long; 0 disables. */
-  readonly idleStopMinutes: number;
-  /** Identifies this VS Code window's workspace: container labels, runtime dir, marker. */
-  readonly workspaceKey: string;
+/**
+ * Makes the backend that hosts a placement's screen (backends/registry.ts's SandboxBackends,
+ * or a test's fake); undefined for a placement no backend here can host.
+ */
+export interface BackendFactory {
+  backendFor(placement: Placement, settings: ScreenSettings, log: Logger): SandboxBackend | undefined;
 }
 
 export interface ScreenStatus {
@@ -56,8 +44,6 @@ export interface ScreenStatus {
 }
 
 const START_TIMEOUT_S = 20;
-/** Backends that create their sandbox from an image setting: a desktop-less sandbox is fixed there. */
-const IMAGE_BACKENDS: ReadonlySet<string> = new Set(['docker', 'podman', 'apptainer']);
 const DEFAULT_LIVENESS_INTERVAL_MS = 5_000;
 
 export interface ControllerOptions {
@@ -72,6 +58,8 @@ export interface ControllerOptions {
   readonly trusted?: () => boolean;
   /** SSH hosts named by a workspace that the user approved (kept across windows). */
   readonly hosts?: HostMemory;
+  /** Runs the launcher's commands to completion: the runner's `run`, or a test's in-process stand-in. */
+  readonly run?: typeof run;
 }
 
 /** The screen that is running, and everything needed to reach it again. */
@@ -80,6 +68,13 @@ interface Live {
   readonly backend: SandboxBackend;
   readonly sandbox: Sandbox;
 }
+
+/**
+ * What the marker says about this workspace's screen, checked: its sandbox is there (`live`),
+ * proven gone (marker dropped), `unknown` (the CLI could not tell; the marker stays), or `none`
+ * (no usable marker).
+ */
+type Owner = { readonly kind: 'live'; readonly target: Live } | { readonly kind: 'gone' } | { readonly kind: 'unknown' } | { readonly kind: 'none' };
 
 /**
  * Owns one screen: where it goes, starting and stopping it, relays to it, its marker, and
@@ -97,14 +92,17 @@ export class ScreenController {
   /** This window's workspace key (fixed for the window's life): runtime dir, marker, labels. */
   private readonly key: string;
   private disposed = false;
+  private readonly run: typeof run;
 
   constructor(
+    private readonly backends: BackendFactory,
     private readonly settings: () => ScreenSettings,
     private readonly log: Logger,
     private readonly markers: MarkerStore,
     private readonly options: ControllerOptions = {},
   ) {
     this.key = settings().workspaceKey;
+    this.run = options.run ?? run;
     // What the settings say before anything ran (no CLI): window start may never call attach.
     const placement = this.placement();
     const refusal = this.placementProblem(placement);
@@ -152,18 +150,18 @@ export class ScreenController {
   attach(): Promise<void> {
     return this.serialize(async () => {
       if (!this.trusted()) {
-        this.setStatus({ state: 'blocked', placement: this.placement(), problem: { code: 'untrusted' } });
+        this.transition({ state: 'blocked', placement: this.placement(), problem: { code: 'untrusted' } });
         return;
       }
       const owner = await this.recordedOwner();
-      if (owner === 'gone' || owner === 'unknown') {
+      if (owner.kind === 'gone' || owner.kind === 'unknown') {
         return;
       }
-      const target = owner ?? (await this.settingsTarget(undefined));
+      const target = owner.kind === 'live' ? owner.target : await this.settingsTarget(undefined);
       if (!target) {
         const placement = this.placement();
         const problem = this.placementProblem(placement);
-        this.setStatus({ state: problem?.code === 'refused' ? 'refused' : 'stopped', placement, problem: problem?.code === 'refused' ? problem : undefined });
+        this.transition({ state: problem?.code === 'refused' ? 'refused' : 'stopped', placement, problem: problem?.code === 'refused' ? problem : undefined });
         return;
       }
       const screen = await this.launcherStatus(target.sandbox);
@@ -172,7 +170,7 @@ export class ScreenController {
         this.running(target, screen);
       } else {
         this.markers.remove(this.key);
-        this.setStatus({ state: 'stopped', placement: target.placement });
+        this.transition({ state: 'stopped', placement: target.placement });
       }
     });
   }
@@ -191,26 +189,31 @@ export class ScreenController {
       const settings = this.settings();
       // A screen recorded elsewhere (the settings changed since) is adopted, not duplicated.
       const owner = await this.recordedOwner();
-      const placement = owner && typeof owner === 'object' ? owner.placement : this.placement();
-      const refusal = owner && typeof owner === 'object' ? undefined : this.placementProblem(placement);
+      const adopted = owner.kind === 'live' ? owner.target : undefined;
+      const placement = adopted ? adopted.placement : this.placement();
+      const refusal = adopted ? undefined : this.placementProblem(placement);
       if (!placement || refusal) {
         this.fail(refusal?.code === 'refused' ? 'refused' : 'blocked', placement, refusal ?? { code: 'refused', backend: settings.backendRaw });
       }
       if (!parseGeometry(settings.geometry)) {
         this.fail('error', placement, { code: 'badGeometry', geometry: settings.geometry });
       }
-      this.setStatus({ state: 'starting', placement });
-      let target: Live;
+      this.transition({ state: 'starting', placement });
+      let target: Live | undefined;
       try {
-        target = owner && typeof owner === 'object' ? owner : (await this.settingsTarget(consent))!;
+        target = adopted ?? (await this.settingsTarget(consent));
       } catch (err) {
         const problem = problemOf(err);
         if (problem.code === 'needsConsent') {
           // Nothing changed: the screen is as stopped as before, and the caller says why.
-          this.setStatus({ state: 'stopped', placement });
+          this.transition({ state: 'stopped', placement });
           throw err;
         }
         this.fail('blocked', placement, problem);
+      }
+      if (!target) {
+        // settingsTarget is undefined only for a refused placement, which failed above.
+        this.fail('refused', placement, { code: 'refused', backend: settings.backendRaw });
       }
       const { sandbox } = target;
       const { command, input } = launcherCommand(sandbox, settings.workspaceKey, {
@@ -219,7 +222,7 @@ export class ScreenController {
         timeoutSeconds: START_TIMEOUT_S,
       });
       this.log.info(`starting the screen in ${sandbox.name} (${settings.geometry})`);
-      const result = await run(command, { input, timeoutMs: (START_TIMEOUT_S + 15) * 1000 });
+      const result = await this.run(command, { input, timeoutMs: (START_TIMEOUT_S + 15) * 1000 });
       const screen = result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
       if (screen) {
         this.log.info(`screen ${screen.display} ${screen.adopted ? 'adopted' : 'started'} (launcher pid ${screen.pid}) in ${sandbox.name}`);
@@ -227,7 +230,7 @@ export class ScreenController {
         return this.current;
       }
       if (result.exitCode === EXIT_MISSING_BINARIES) {
-        const setting = !sandbox.onHost && IMAGE_BACKENDS.has(sandbox.backend) ? backendSetting(sandbox.backend, 'image') : undefined;
+        const setting = sandbox.onHost ? undefined : target.backend.imageSetting;
         this.fail('blocked', placement, { code: 'missingBinaries', onHost: sandbox.onHost, names: parseMissing(result.stdout), setting });
       }
       if ((await target.backend.liveness(sandbox)) === 'gone') {
@@ -249,24 +252,24 @@ export class ScreenController {
         return this.current;
       }
       const owner = await this.recordedOwner();
-      const target = typeof owner === 'object' ? owner : (this.live ?? (await this.settingsTarget(undefined).catch(() => undefined)));
+      const target = owner.kind === 'live' ? owner.target : (this.live ?? (await this.settingsTarget(undefined).catch(() => undefined)));
       this.stopLiveness();
       clearInterval(this.idleTimer);
       this.live = undefined;
       if (!target) {
         this.markers.remove(this.key);
-        this.setStatus({ ...this.current, state: this.current.state === 'gone' ? 'gone' : 'stopped', screen: undefined });
+        this.transition({ ...this.current, state: this.current.state === 'gone' ? 'gone' : 'stopped', screen: undefined });
         return this.current;
       }
-      this.setStatus({ ...this.current, placement: target.placement, state: 'stopping' });
+      this.transition({ ...this.current, placement: target.placement, state: 'stopping' });
       const { command, input } = launcherCommand(target.sandbox, this.key, { mode: 'stop' });
-      const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+      const result = await this.run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
       if (result.exitCode !== 0 && (await target.backend.liveness(target.sandbox)) !== 'gone') {
         this.fail('error', target.placement, commandFailed('stop', result));
       }
       this.markers.remove(this.key);
       this.log.info(`screen stopped in ${target.sandbox.name}`);
-      this.setStatus({ state: 'stopped', placement: target.placement });
+      this.transition({ state: 'stopped', placement: target.placement });
       return this.current;
     });
   }
@@ -299,18 +302,18 @@ export class ScreenController {
     }
     if (live.sandbox.onHost) {
       const { command, input } = launcherCommand(live.sandbox, this.key, { mode: 'status' });
-      const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+      const result = await this.run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
       if (result.exitCode === 1 && this.live === live) {
         this.log.warn('the screen on this machine is no longer running');
         this.forget();
-        this.setStatus({ state: 'stopped', placement: live.placement });
+        this.transition({ state: 'stopped', placement: live.placement });
       }
       return;
     }
     if ((await live.backend.liveness(live.sandbox)) === 'gone' && this.live === live) {
       this.log.warn(`the sandbox ${live.sandbox.name} hosting this screen is gone`);
       this.forget();
-      this.setStatus({ state: 'gone', placement: live.placement, problem: { code: 'sandboxGone' }, sandbox: this.current.sandbox });
+      this.transition({ state: 'gone', placement: live.placement, problem: { code: 'sandboxGone' }, sandbox: this.current.sandbox });
     }
   }
 
@@ -322,23 +325,20 @@ export class ScreenController {
     this.listeners.clear();
   }
 
-  /**
-   * The sandbox the marker records, checked: `gone` (marker dropped, status says so), `unknown`
-   * (the CLI could not tell; the marker stays), or undefined when there is no usable marker.
-   */
-  private async recordedOwner(): Promise<Live | 'gone' | 'unknown' | undefined> {
+  /** The sandbox the marker records, checked; a gone or unknown one also sets the status. */
+  private async recordedOwner(): Promise<Owner> {
     const read = this.markers.read(this.key);
     if (!read.marker) {
       if (read.problem) {
         this.log.warn(`ignoring the screen marker ${this.markers.path(this.key)}: ${read.problem}`);
       }
-      return undefined;
+      return { kind: 'none' };
     }
     const marker = read.marker;
-    const backend = backendFor(marker.placement, this.settings(), this.log);
+    const backend = this.backends.backendFor(marker.placement, this.settings(), this.log);
     if (!backend) {
       this.log.warn(`the screen marker names ${marker.sandbox.backend}, which this version cannot reach; ignoring it`);
-      return undefined;
+      return { kind: 'none' };
     }
     const sandbox = await backend.fromIdentity(marker.sandbox);
     const liveness = await backend.liveness(sandbox);
@@ -346,14 +346,14 @@ export class ScreenController {
       this.log.warn(`the sandbox ${marker.sandbox.name} recorded for this screen is gone`);
       this.markers.remove(this.key);
       this.forget();
-      this.setStatus({ state: 'gone', placement: marker.placement, problem: { code: 'sandboxGone' } });
-      return 'gone';
+      this.transition({ state: 'gone', placement: marker.placement, problem: { code: 'sandboxGone' } });
+      return { kind: 'gone' };
     }
     if (liveness === 'unknown') {
-      this.setStatus({ state: 'error', placement: marker.placement, problem: { code: 'sandboxUnknown', name: marker.sandbox.name } });
-      return 'unknown';
+      this.transition({ state: 'error', placement: marker.placement, problem: { code: 'sandboxUnknown', name: marker.sandbox.name } });
+      return { kind: 'unknown' };
     }
-    return { placement: marker.placement, backend, sandbox };
+    return { kind: 'live', target: { placement: marker.placement, backend, sandbox } };
   }
 
   /** The sandbox the current settings point at, created for a start (which brings `consent`). */
@@ -362,7 +362,10 @@ export class ScreenController {
     if (!placement || this.placementProblem(placement)) {
       return undefined;
     }
-    const backend = backendFor(placement, this.settings(), this.log)!;
+    const backend = this.backends.backendFor(placement, this.settings(), this.log);
+    if (!backend) {
+      return undefined;
+    }
     const sandbox = consent ? await backend.prepare(consent) : await backend.find().catch((err: unknown) => {
       this.log.debug(`no sandbox to attach to: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
@@ -372,7 +375,7 @@ export class ScreenController {
 
   private async launcherStatus(sandbox: Sandbox): Promise<PublishedScreen | undefined> {
     const { command, input } = launcherCommand(sandbox, this.key, { mode: 'status' });
-    const result = await run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+    const result = await this.run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
     return result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
   }
 
@@ -385,7 +388,7 @@ export class ScreenController {
       // The screen runs regardless; a reload then finds it through the settings instead.
       this.log.warn(`could not record the screen marker: ${err instanceof Error ? err.message : String(err)}`);
     }
-    this.setStatus({
+    this.transition({
       state: 'running',
       placement,
       screen,
@@ -438,14 +441,27 @@ export class ScreenController {
     return undefined;
   }
 
+  /** The one failure path: the screen is no longer live, the status says why, the caller gets the problem. */
   private fail(state: ScreenState, placement: Placement | undefined, problem: Problem): never {
     this.live = undefined;
     this.stopLiveness();
-    this.setStatus({ state, placement, problem });
+    this.transition({ state, placement, problem });
     throw new ScreenError(problem);
   }
 
-  private setStatus(status: ScreenStatus): void {
+  /**
+   * The one place the status changes: the move is checked against screenState.ts's table and
+   * logged. An illegal move is a bug in this class; it is logged and not made.
+   */
+  private transition(status: ScreenStatus): void {
+    const from = this.current.state;
+    if (!isLegalMove(from, status.state)) {
+      this.log.error(`illegal screen state change ${from} -> ${status.state} ignored`);
+      return;
+    }
+    if (from !== status.state) {
+      this.log.debug(`screen ${from} -> ${status.state}${status.problem ? ` (${status.problem.code})` : ''}`);
+    }
     this.current = status;
     for (const listener of [...this.listeners]) {
       listener(status);
@@ -461,10 +477,10 @@ export class ScreenController {
       return;
     }
     const placement = this.current.placement ?? this.placement();
-    const backend = placement?.where === 'sandbox' ? backendFor(placement, this.settings(), this.log) : undefined;
+    const backend = placement?.where === 'sandbox' ? this.backends.backendFor(placement, this.settings(), this.log) : undefined;
     const imageSwitch = backend?.pendingSwitch ? await backend.pendingSwitch().catch(() => undefined) : undefined;
     if (imageSwitch?.current !== this.current.imageSwitch?.current || imageSwitch?.target !== this.current.imageSwitch?.target) {
-      this.setStatus({ ...this.current, imageSwitch });
+      this.transition({ ...this.current, imageSwitch });
     }
   }
 

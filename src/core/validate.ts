@@ -2,6 +2,9 @@
 
 const IMAGE_REF = /^[A-Za-z0-9][A-Za-z0-9._/:-]*(@sha256:[a-f0-9]{64})?$/;
 const CONTAINER_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+// A host name, IPv4/IPv6 address (with a %zone) or ssh_config alias. No shell metacharacters:
+// ssh_config's %h/%r expand into ProxyCommand and `Match exec`, which run through a shell.
+const HOST = /^[A-Za-z0-9_.:%]([A-Za-z0-9_.:%-]*)$/;
 
 /** A docker image reference; rejects leading dashes, spaces and shell metacharacters. */
 export function isValidImage(image: string): boolean {
@@ -11,6 +14,17 @@ export function isValidImage(image: string): boolean {
 /** A container name or id as docker accepts them. */
 export function isValidContainerRef(name: string): boolean {
   return name.length > 0 && name.length <= 128 && CONTAINER_REF.test(name);
+}
+
+/** A host to reach: an SSH destination, or the address a forwarded port goes to in a sandbox. */
+export function isValidHost(host: string): boolean {
+  return host.length > 0 && host.length <= 253 && HOST.test(host);
+}
+
+/** A name only shown to the user (a sandbox's, from a marker): printable, bounded. */
+export function isLabel(value: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return value.length > 0 && value.length <= 512 && !/[\x00-\x1f\x7f]/.test(value);
 }
 
 export interface Geometry {

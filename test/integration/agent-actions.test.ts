@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { MAX_TEXT_LENGTH } from '../../src/core/agentActions';
 import { AgentActionRunner, type ActionResult } from '../../src/core/agentTools';
 import { HumanHasControlError, LeaseStore } from '../../src/core/lease';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 
@@ -55,7 +56,7 @@ function distinctColours(png: Uint8Array): number {
 
 describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
   const config = settings({ geometry: `${WIDTH}x${HEIGHT}` });
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   const leaseDirs: string[] = [];
   const leaseStore = (key: string) => {
     leaseDirs.push(mkdtempSync(join(tmpdir(), 'botscreen-leases-')));
@@ -309,7 +310,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
 
   test('a refused placement returns the refusal and starts nothing', async () => {
     const refused = settings({ backend: 'modal', backendRaw: 'modal' });
-    const other = new ScreenController(() => refused, testLog, tempMarkers());
+    const other = new ScreenController(new SandboxBackends(), () => refused, testLog, tempMarkers());
     const otherLease = leaseStore(refused.workspaceKey);
     const otherRunner = new AgentActionRunner(other, otherLease, testLog);
     try {
@@ -327,7 +328,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
 
   test('a gateway placement whose screen nobody started is not started by an agent', async () => {
     const gateway = settings({ placement: 'gateway' });
-    const other = new ScreenController(() => gateway, testLog, tempMarkers());
+    const other = new ScreenController(new SandboxBackends(), () => gateway, testLog, tempMarkers());
     const otherRunner = new AgentActionRunner(other, leaseStore(gateway.workspaceKey), testLog);
     try {
       const result = await otherRunner.perform('screenshot', {});

@@ -6,7 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { StartQuestion } from '../../src/core/consent';
 import { ScreenError } from '../../src/core/problem';
-import { ScreenController, type ScreenSettings } from '../../src/core/screen';
+import { SandboxBackends } from '../../src/core/backends/registry';
+import { ScreenController } from '../../src/core/screen';
+import type { ScreenSettings } from '../../src/core/settings';
 import { IMAGE, removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 
 const tag = randomBytes(4).toString('hex');
@@ -15,7 +17,7 @@ const NEW = `botscreen/sandbox:consent-new-${tag}`;
 
 describe('a workspace image', () => {
   let config: ScreenSettings = settings({ docker: { image: OLD } });
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   const ours = () => sh('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=dev.botscreen.workspace=${config.workspaceKey}`]).split('\n').filter(Boolean);
   const configImage = (id: string) => sh('docker', ['inspect', '-f', '{{.Config.Image}}', id]).trim();
   const asked: StartQuestion[] = [];

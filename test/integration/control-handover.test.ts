@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { AgentActionRunner, type ActionResult } from '../../src/core/agentTools';
 import { LeaseStore } from '../../src/core/lease';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { listenForViewers, type ViewerListener } from '../../src/core/viewerListener';
 import KEYLOG from '../support/keylog.py';
@@ -37,7 +38,7 @@ interface Press {
 
 describe('control changing hands on a docker sandbox screen', { timeout: 600_000 }, () => {
   const config = settings();
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   const leaseDir = mkdtempSync(join(tmpdir(), 'botscreen-leases-'));
   const lease = new LeaseStore(leaseDir, config.workspaceKey);
   const runner = new AgentActionRunner(controller, lease, testLog);

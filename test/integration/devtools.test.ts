@@ -4,12 +4,13 @@ import { after, describe, test } from 'node:test';
 import { DEVTOOLS_PORT, openBrowserArgv, withEnv } from '../../src/core/agentActions';
 import { closeForwards, forwardPort, listForwards } from '../../src/core/forward';
 import { run } from '../../src/core/runner';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 
 describe('DevTools of the sandbox Chromium', () => {
   const config = settings();
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
 
   after(async () => {
     await closeForwards();

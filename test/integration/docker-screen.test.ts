@@ -2,13 +2,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ScreenError } from '../../src/core/problem';
-import { ScreenController, type ScreenSettings } from '../../src/core/screen';
+import { SandboxBackends } from '../../src/core/backends/registry';
+import { ScreenController } from '../../src/core/screen';
+import type { ScreenSettings } from '../../src/core/settings';
 import { rfbHandshake } from '../support/rfb';
 import { desktopProcesses, hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 
 
 function controllerFor(config: ScreenSettings): ScreenController {
-  return new ScreenController(() => config, testLog, tempMarkers());
+  return new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
 }
 
 describe('docker sandbox screen', () => {

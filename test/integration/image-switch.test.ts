@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ScreenError } from '../../src/core/problem';
-import { ScreenController, type ScreenSettings } from '../../src/core/screen';
+import { SandboxBackends } from '../../src/core/backends/registry';
+import { ScreenController } from '../../src/core/screen';
+import type { ScreenSettings } from '../../src/core/settings';
 import { rfbHandshake } from '../support/rfb';
 import { IMAGE, removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 
@@ -13,7 +15,7 @@ const NEW = `botscreen/sandbox:switch-test-new-${run}`;
 
 describe('image switch', () => {
   let config: ScreenSettings = settings({ docker: { image: OLD } });
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   const ours = () => sh('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=dev.botscreen.workspace=${config.workspaceKey}`]).split('\n').filter(Boolean);
   const configImage = (id: string) => sh('docker', ['inspect', '-f', '{{.Config.Image}}', id]).trim();
 
@@ -104,7 +106,7 @@ describe('image switch', () => {
     const name = `agent-own-${process.pid}`;
     sh('docker', ['run', '-d', '--init', '--name', name, OLD, 'sleep', 'infinity']);
     const named = settings({ docker: { image: NEW, container: name, imagePinned: true } });
-    const other = new ScreenController(() => named, testLog, tempMarkers());
+    const other = new ScreenController(new SandboxBackends(), () => named, testLog, tempMarkers());
     try {
       await other.start();
       await other.stop();

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { MarkerStore } from '../../src/core/marker';
 import { ScreenError } from '../../src/core/problem';
-import { ScreenController, type ScreenSettings } from '../../src/core/screen';
+import { SandboxBackends } from '../../src/core/backends/registry';
+import { ScreenController } from '../../src/core/screen';
+import type { ScreenSettings } from '../../src/core/settings';
 import { pathWithout } from '../support/path';
 import { readExactly, rfbHandshake } from '../support/rfb';
 import { desktopProcesses, hostProcesses, removeTestContainers, settings, sh, testLog, waitFor } from '../support/env';
@@ -19,7 +21,7 @@ describe('markers', () => {
   const dir = markerDir();
   const markers = new MarkerStore(dir);
   let config: ScreenSettings = settings();
-  const controller = new ScreenController(() => config, testLog, markers);
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
 
   after(async () => {
     await controller.stop().catch(() => undefined);
@@ -41,7 +43,7 @@ describe('markers', () => {
 
   test('a new controller (a reloaded window) re-attaches to the same Xvnc through the marker', async () => {
     const pid = controller.status.screen!.pid;
-    const reloaded = new ScreenController(() => config, testLog, markers);
+    const reloaded = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await reloaded.attach();
       assert.equal(reloaded.status.state, 'running');
@@ -60,7 +62,7 @@ describe('markers', () => {
     writeFileSync(path, `\uFEFF${readFileSync(path, 'utf8')}`);
     assert.ok(markers.read(config.workspaceKey).marker, 'BOM-prefixed marker is read');
     markers.remove(config.workspaceKey);
-    const adopter = new ScreenController(() => config, testLog, markers);
+    const adopter = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await adopter.attach();
       assert.equal(adopter.status.state, 'running');
@@ -73,7 +75,7 @@ describe('markers', () => {
   test('the recorded owner wins: after the settings move to gateway, stop still stops the sandbox screen', async () => {
     const container = controller.status.sandbox!.id;
     config = { ...config, placement: 'gateway' };
-    const other = new ScreenController(() => config, testLog, markers);
+    const other = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await other.attach();
       assert.equal(other.status.placement?.where, 'sandbox', 'status follows the marker, not the setting');
@@ -92,7 +94,7 @@ describe('markers', () => {
     const key = config.workspaceKey;
     const saved = process.env.DOCKER_HOST;
     process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
-    const blind = new ScreenController(() => config, testLog, markers);
+    const blind = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await blind.attach();
       assert.equal(blind.status.state, 'error');
@@ -115,7 +117,7 @@ describe('markers', () => {
       sandbox: { backend: 'docker', id: 'f'.repeat(64), name: 'never-existed' },
       display: ':20', runtimeDir: '/tmp/x', socket: '/tmp/x/rfb.sock', pid: 42, geometry: '1280x800', startedAt: '',
     }));
-    const fresh = new ScreenController(() => config, testLog, markers);
+    const fresh = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await fresh.attach();
       assert.equal(fresh.status.state, 'gone');
@@ -137,7 +139,7 @@ describe('markers', () => {
       damage(markers.path(key));
       const read = markers.read(key);
       assert.equal(read.marker, undefined);
-      const fresh = new ScreenController(() => config, testLog, markers);
+      const fresh = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
       try {
         await fresh.attach();
         assert.equal(fresh.status.state, 'stopped');
@@ -151,7 +153,7 @@ describe('markers', () => {
 
 describe('stop hygiene', () => {
   const config = settings();
-  const controller = new ScreenController(() => config, testLog, new MarkerStore(markerDir()));
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, new MarkerStore(markerDir()));
 
   after(() => {
     controller.dispose();
@@ -179,8 +181,8 @@ describe('two workspaces sharing one container (the agent\'s own)', () => {
   const name = `agent-shared-${process.pid}`;
   const first = settings({ docker: { container: name } });
   const second = settings({ docker: { container: name } });
-  const a = new ScreenController(() => first, testLog, new MarkerStore(markerDir()));
-  const b = new ScreenController(() => second, testLog, new MarkerStore(markerDir()));
+  const a = new ScreenController(new SandboxBackends(), () => first, testLog, new MarkerStore(markerDir()));
+  const b = new ScreenController(new SandboxBackends(), () => second, testLog, new MarkerStore(markerDir()));
 
   after(async () => {
     await a.stop().catch(() => undefined);
@@ -216,8 +218,8 @@ describe('idle auto-stop', () => {
   test('a screen nobody uses stops after botScreen.idleStopMinutes; 0 never stops it', async () => {
     const idle = settings({ idleStopMinutes: 0.03 });
     const never = settings({ idleStopMinutes: 0 });
-    const a = new ScreenController(() => idle, testLog, new MarkerStore(markerDir()), { idleCheckMs: 200 });
-    const b = new ScreenController(() => never, testLog, new MarkerStore(markerDir()), { idleCheckMs: 200 });
+    const a = new ScreenController(new SandboxBackends(), () => idle, testLog, new MarkerStore(markerDir()), { idleCheckMs: 200 });
+    const b = new ScreenController(new SandboxBackends(), () => never, testLog, new MarkerStore(markerDir()), { idleCheckMs: 200 });
     try {
       const started = Date.now();
       await Promise.all([a.start(), b.start()]);
@@ -236,7 +238,7 @@ describe('idle auto-stop', () => {
 
   test('a person holding control keeps an idle screen running', async () => {
     const config = settings({ idleStopMinutes: 0.01 });
-    const controller = new ScreenController(() => config, testLog, new MarkerStore(markerDir()), { idleCheckMs: 100, humanHasControl: () => true });
+    const controller = new ScreenController(new SandboxBackends(), () => config, testLog, new MarkerStore(markerDir()), { idleCheckMs: 100, humanHasControl: () => true });
     try {
       await controller.start();
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -254,7 +256,7 @@ describe('a screen on this machine without the desktop installed', () => {
     const saved = process.env.PATH;
     process.env.PATH = pathWithout(['Xvnc', 'xfwm4']);
     const config = settings({ placement: 'gateway' });
-    const controller = new ScreenController(() => config, testLog, new MarkerStore(markerDir()));
+    const controller = new ScreenController(new SandboxBackends(), () => config, testLog, new MarkerStore(markerDir()));
     try {
       await assert.rejects(controller.start(), (err: unknown) => {
         assert.ok(err instanceof ScreenError && err.problem.code === 'missingBinaries');

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ScreenError } from '../../src/core/problem';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { rfbHandshake } from '../support/rfb';
 import { IMAGE, settings, sh, tempMarkers, testLog } from '../support/env';
@@ -25,7 +26,7 @@ function hardLimit(name: string): number {
 // tests fail, they are never skipped.
 describe('podman sandbox screen', () => {
   const config = settings({ backend: 'podman', backendRaw: 'podman', geometry: '1024x640' });
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   let confDir: string | undefined;
   const ours = () => podman(['ps', '-aq', '--filter', `label=dev.botscreen.workspace=${config.workspaceKey}`]).split('\n').filter(Boolean);
 
@@ -102,7 +103,7 @@ describe('podman sandbox screen', () => {
 
   test('a missing podman binary is a clear error and runs nothing', async () => {
     const missing = settings({ backend: 'podman', backendRaw: 'podman', podman: { cli: '/nonexistent/podman' } });
-    const other = new ScreenController(() => missing, testLog, tempMarkers());
+    const other = new ScreenController(new SandboxBackends(), () => missing, testLog, tempMarkers());
     try {
       await assert.rejects(other.start(), (err: unknown) => err instanceof ScreenError && err.problem.code === 'cliMissing' && err.problem.cli === '/nonexistent/podman');
     } finally {

@@ -21,7 +21,9 @@ import { rfbRelayCommand } from '../../src/core/relay';
 import { openStream, run } from '../../src/core/runner';
 import type { Sandbox } from '../../src/core/sandbox';
 import { hostSandbox } from '../../src/core/sandbox';
-import { ScreenController, type ScreenSettings } from '../../src/core/screen';
+import { SandboxBackends } from '../../src/core/backends/registry';
+import { ScreenController } from '../../src/core/screen';
+import type { ScreenSettings } from '../../src/core/settings';
 import { rfbHandshake } from '../support/rfb';
 import { removeTestContainers, settings, tempMarkers, testLog, waitFor } from '../support/env';
 import { startSshd, type Sshd } from '../support/sshd';
@@ -401,7 +403,7 @@ after(() => {
 
 describe('on this machine (gateway): the victim is the user running VS Code', () => {
   const config = settings({ placement: 'gateway' });
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   let place: Place;
   before(() => {
     place = hostPlace('gateway', process.getuid!(), hostTmp, config, async () => hostSandbox('docker'), attacker);
@@ -540,7 +542,7 @@ describe('on this machine (gateway), X displays :20-:99 held by another user', (
 
 describe('inside the sandbox container: the victim is pn', () => {
   const config = settings({ geometry: '1024x640' });
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   let place: Place;
   let containerId = '';
   before(async () => {
@@ -597,7 +599,7 @@ describe('on the ssh host: the victim is the login user', () => {
     execFileSync('setpriv', ['--reuid', String(attacker.uid), '--regid', String(attacker.gid), '--clear-groups', '--', 'mkdir', '-m', '0777', named]);
     sshd = await startSshd({ env: { TMPDIR: sshTmp } });
     config = settings({ backend: 'ssh', backendRaw: 'ssh', geometry: '1024x640', ssh: sshd.settings() });
-    controller = new ScreenController(() => config, testLog, tempMarkers());
+    controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
     const hash = controlPath(sshDestination(config.ssh)).split('/').pop()!;
     controlTrap = `${named}/${hash}`;
     place = hostPlace('ssh', sshd.uid, sshTmp, config, () => new SshBackend(config.ssh, testLog).prepare(), attacker);

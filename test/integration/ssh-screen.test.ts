@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { SshBackend } from '../../src/core/backends/ssh';
 import { ScreenError } from '../../src/core/problem';
-import { ScreenController, type ScreenSettings } from '../../src/core/screen';
+import { SandboxBackends } from '../../src/core/backends/registry';
+import { ScreenController } from '../../src/core/screen';
+import type { ScreenSettings } from '../../src/core/settings';
 import { rfbHandshake } from '../support/rfb';
 import { settings, sh, tempMarkers, testLog } from '../support/env';
 import { startSshd, type Sshd } from '../support/sshd';
@@ -28,7 +30,7 @@ describe('the screen over ssh', () => {
   before(async () => {
     sshd = await startSshd();
     config = settings({ backend: 'ssh', backendRaw: 'ssh', geometry: '1024x640', ssh: sshd.settings() });
-    controller = new ScreenController(() => config, testLog, markers);
+    controller = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
   });
 
   after(async () => {
@@ -70,7 +72,7 @@ describe('the screen over ssh', () => {
 
   test('a reload finds the screen through the marker', async () => {
     const pid = controller.status.screen!.pid;
-    const reloaded = new ScreenController(() => config, testLog, markers);
+    const reloaded = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await reloaded.attach();
       assert.equal(reloaded.status.state, 'running');
@@ -95,7 +97,7 @@ describe('the screen over ssh', () => {
 
   test('a login that fails is reported with ssh\'s words and nothing else runs', async () => {
     const wrongUser = settings({ backend: 'ssh', backendRaw: 'ssh', ssh: sshd.settings({ user: 'nobody' }) });
-    const other = new ScreenController(() => wrongUser, testLog, tempMarkers());
+    const other = new ScreenController(new SandboxBackends(), () => wrongUser, testLog, tempMarkers());
     try {
       await assert.rejects(other.start(), (err: unknown) => err instanceof ScreenError && err.problem.code === 'sshFailed' && /Permission denied/.test(err.problem.detail));
     } finally {
@@ -120,7 +122,7 @@ describe('the screen over ssh', () => {
       test(name, async () => {
         const before = sshd.invocations().length;
         const bad = settings({ backend: 'ssh', backendRaw: 'ssh', ssh: sshd.settings(overrides) });
-        const other = new ScreenController(() => bad, testLog, tempMarkers());
+        const other = new ScreenController(new SandboxBackends(), () => bad, testLog, tempMarkers());
         try {
           await assert.rejects(other.start(), (err: unknown) => err instanceof ScreenError && err.problem.code === code);
         } finally {

@@ -11,6 +11,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { withEnv } from '../../src/core/agentActions';
 import { LeaseStore } from '../../src/core/lease';
 import { openStream, run, type StreamProcess } from '../../src/core/runner';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { listenForViewers, type ViewerControl, type ViewerListener } from '../../src/core/viewerListener';
 import { rssGrowthDuring } from '../support/memory';
@@ -63,7 +64,7 @@ const FRAMEBUFFER_UPDATE_REQUEST_FULL = Buffer.from([3, 0, 0, 0, 0, 0, 0x05, 0x0
 
 describe('external viewer port', { timeout: 600_000 }, () => {
   const config = settings();
-  const controller = new ScreenController(() => config, testLog, tempMarkers());
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   const leaseDir = mkdtempSync(join(tmpdir(), 'botscreen-leases-'));
   const lease = new LeaseStore(leaseDir, config.workspaceKey);
   const control: ViewerControl = {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
 import type { Logger } from '../../src/core/logger';
 import { SANDBOX_IMAGE } from '../../src/core/sandboxImage';
-import type { ScreenSettings } from '../../src/core/screen';
+import type { ScreenSettings } from '../../src/core/settings';
 
 /** The image the extension uses by default (the content-hash tag scripts/build-sandbox-image.sh also gives the rig's build). */
 export const IMAGE = process.env.BOTSCREEN_IMAGE ?? SANDBOX_IMAGE;

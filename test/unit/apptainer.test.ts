@@ -9,9 +9,13 @@ import { describe, test } from 'node:test';
 import { ApptainerBackend, ApptainerCli, instanceName, type ApptainerSettings } from '../../src/core/backends/apptainer';
 import { ScreenError } from '../../src/core/problem';
 import { run } from '../../src/core/runner';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { settings as screenSettings, tempMarkers, testLog } from '../support/env';
 import { fakeCli } from '../support/fixtures';
+
+/** A successful run's result with this output. */
+const ok = (stdout: string) => ({ exitCode: 0, stdout, stderr: '', timedOut: false });
 
 function settings(overrides: Partial<ApptainerSettings> = {}): ApptainerSettings {
   return { path: 'apptainer', image: '/images/desktop.sif', instance: '', ...overrides };
@@ -50,10 +54,11 @@ describe('argv-level: apptainer', () => {
   });
 
   test('argv-level: instance list --json is parsed; garbage is not an empty list', () => {
-    assert.deepEqual(cli.parseList('{\n\t"instances": [\n\t\t{"instance": "a", "pid": 1}, {"instance": "b", "pid": 2}\n\t]\n}\n'), ['a', 'b']);
-    assert.deepEqual(cli.parseList('{"instances": []}'), []);
-    assert.equal(cli.parseList('INSTANCE NAME    PID'), undefined);
-    assert.equal(cli.parseList('{"other": 1}'), undefined);
+    assert.deepEqual(cli.list().parse(ok('{\n\t"instances": [\n\t\t{"instance": "a", "pid": 1}, {"instance": "b", "pid": 2}\n\t]\n}\n')), ['a', 'b']);
+    assert.deepEqual(cli.list().parse(ok('{"instances": []}')), []);
+    assert.equal(cli.list().parse(ok('INSTANCE NAME    PID')), undefined);
+    assert.equal(cli.list().parse(ok('{"other": 1}')), undefined);
+    assert.equal(cli.list().parse({ ...ok('{"instances": []}'), exitCode: 1 }), undefined, 'a failed list says nothing');
   });
 
   test('argv-level: prepare starts our instance only when it is not running', async () => {
@@ -131,7 +136,7 @@ describe('argv-level: apptainer', () => {
       geometry: '1280x800',
       startedAt: new Date().toISOString(),
     });
-    const controller = new ScreenController(() => config, testLog, markers);
+    const controller = new ScreenController(new SandboxBackends(), () => config, testLog, markers);
     try {
       await controller.attach();
       assert.equal(controller.status.state, 'running');

@@ -16,6 +16,7 @@ import {
 import { AgentActionRunner } from '../../src/core/agentTools';
 import type { Lease } from '../../src/core/lease';
 import { ScreenError, type Problem } from '../../src/core/problem';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { settings, tempMarkers, testLog } from '../support/env';
 import { fakeCli } from '../support/fixtures';
@@ -126,7 +127,7 @@ describe('a new SSH host', () => {
 describe('the controller', () => {
   test('in Restricted Mode attach, start and stop run no program at all', async () => {
     const docker = fakeCli('docker', 'exit 0');
-    const controller = new ScreenController(() => settings({ docker: { cli: docker.path } }), testLog, tempMarkers(), { trusted: () => false });
+    const controller = new ScreenController(new SandboxBackends(), () => settings({ docker: { cli: docker.path } }), testLog, tempMarkers(), { trusted: () => false });
     try {
       await controller.attach();
       assert.equal(controller.status.state, 'blocked');
@@ -141,7 +142,7 @@ describe('the controller', () => {
 
   test('in Restricted Mode every agent tool is refused with the untrusted problem and runs nothing', async () => {
     const docker = fakeCli('docker', 'exit 0');
-    const controller = new ScreenController(() => settings({ docker: { cli: docker.path } }), testLog, tempMarkers(), { trusted: () => false });
+    const controller = new ScreenController(new SandboxBackends(), () => settings({ docker: { cli: docker.path } }), testLog, tempMarkers(), { trusted: () => false });
     const lease = { holder: 'agent', reason: 'test', since: new Date(0).toISOString(), epoch: 1 } as unknown as Lease;
     const runner = new AgentActionRunner(controller, { assertAgentMayAct: () => lease, assertAgentStillActs: () => lease }, testLog);
     try {
@@ -160,7 +161,7 @@ describe('the controller', () => {
     const ssh = fakeCli('ssh', 'exit 255');
     const hosts = memory();
     const config = settings({ backend: 'ssh', backendRaw: 'ssh', ssh: { host: 'build.example', user: 'pn', path: ssh.path, hostFromWorkspace: true } });
-    const controller = new ScreenController(() => config, testLog, tempMarkers(), { hosts });
+    const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers(), { hosts });
     try {
       await controller.attach();
       assert.deepEqual(ssh.calls(), [], 'opening the window does not contact a workspace host');

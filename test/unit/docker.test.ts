@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DockerCli, isDaemonDown, isNoSuchContainer } from '../../src/core/backends/dockerCli';
 
+/** A successful run's result with this output. */
+const ok = (stdout: string) => ({ exitCode: 0, stdout, stderr: '', timedOut: false });
+
 const docker = new DockerCli('docker');
 
 test('a new sandbox: init, limits, dropped capabilities, no published port, image after --', () => {
@@ -31,7 +34,7 @@ test('exec keeps stdin open with -i and never allocates a tty', () => {
 
 test('managed containers are parsed from ps output, garbage ignored', () => {
   const id = 'a'.repeat(64);
-  const parsed = docker.parseManaged(`${id}\trunning\tbotscreen/sandbox:desktop\nWARNING something\n${'b'.repeat(64)}\texited\tother:1\n`);
+  const parsed = docker.findManaged('k').parse(ok(`${id}\trunning\tbotscreen/sandbox:desktop\nWARNING something\n${'b'.repeat(64)}\texited\tother:1\n`));
   assert.deepEqual(parsed, [
     { id, running: true, image: 'botscreen/sandbox:desktop' },
     { id: 'b'.repeat(64), running: false, image: 'other:1' },
@@ -40,11 +43,11 @@ test('managed containers are parsed from ps output, garbage ignored', () => {
 
 test('container state: running, stopped, gone, and unknown for CLI errors', () => {
   const result = (exitCode: number | undefined, stdout: string, stderr = '') => ({ exitCode, stdout, stderr, timedOut: exitCode === undefined });
-  assert.equal(docker.parseState(result(0, 'abc true\n')), 'running');
-  assert.equal(docker.parseState(result(0, 'abc false\n')), 'stopped');
-  assert.equal(docker.parseState(result(1, '', 'Error: No such container: abc')), 'gone');
-  assert.equal(docker.parseState(result(1, '', 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock')), 'unknown');
-  assert.equal(docker.parseState(result(undefined, '')), 'unknown');
+  assert.equal(docker.inspectState('abc').parse(result(0, 'abc true\n')), 'running');
+  assert.equal(docker.inspectState('abc').parse(result(0, 'abc false\n')), 'stopped');
+  assert.equal(docker.inspectState('abc').parse(result(1, '', 'Error: No such container: abc')), 'gone');
+  assert.equal(docker.inspectState('abc').parse(result(1, '', 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock')), 'unknown');
+  assert.equal(docker.inspectState('abc').parse(result(undefined, '')), 'unknown');
 });
 
 test('daemon-down and no-such-container messages are told apart', () => {

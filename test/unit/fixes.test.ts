@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { DockerBackend } from '../../src/core/backends/docker';
+import { engineCli } from '../../src/core/backends/dockerCli';
 import { sshDestination } from '../../src/core/backends/ssh';
 import { PROBLEM_CODES, ScreenError, type Problem, type ProblemCode } from '../../src/core/problem';
 import { fixesFor, fixLabel, type FixStrings } from '../../src/fixes';
@@ -125,7 +126,7 @@ describe('problems from real backends name the real setting', () => {
         { cli: '/nonexistent/botscreen-no-cli', image: 'x:y', container: '', pidsLimit: 2048, imagePinned: false },
         'k',
         log,
-        flavour,
+        engineCli('/nonexistent/botscreen-no-cli', flavour),
       );
       await assert.rejects(backend.prepare(), (err: unknown) => {
         assert.ok(err instanceof ScreenError);

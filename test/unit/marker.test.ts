@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import type { Logger } from '../../src/core/logger';
 import { markerProblem, type Marker } from '../../src/core/marker';
+import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { settings, tempMarkers } from '../support/env';
 import { fakeCli } from '../support/fixtures';
@@ -105,7 +106,7 @@ describe('markers are validated before use', () => {
       writeFileSync(markers.path(config.workspaceKey), JSON.stringify(m));
       const warnings: string[] = [];
       const log: Logger = { debug: () => undefined, info: () => undefined, warn: (w) => warnings.push(w), error: (e) => warnings.push(e) };
-      const controller = new ScreenController(() => config, log, markers);
+      const controller = new ScreenController(new SandboxBackends(), () => config, log, markers);
       try {
         await controller.attach();
       } finally {
@@ -138,7 +139,7 @@ esac`,
     const config = settings({ docker: { cli: docker.path } });
     const markers = tempMarkers();
     markers.write(valid(config.workspaceKey));
-    const controller = new ScreenController(() => config, { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined }, markers);
+    const controller = new ScreenController(new SandboxBackends(), () => config, { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined }, markers);
     try {
       await controller.attach();
       assert.equal(controller.status.state, 'running');

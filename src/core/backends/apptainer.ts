@@ -1,9 +1,14 @@
+/**
+ * The Apptainer (Singularity) backend: instances started from an image, their settings and
+ * record, and the CLI's argv builders and parsers.
+ */
 import type { Command } from '../command';
+import { commandFailed } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError } from '../problem';
-import { run } from '../runner';
+import { PROBE_TIMEOUT_MS, run, runParsed, type ParsedCommand } from '../runner';
 import type { Sandbox } from '../sandbox';
-import { PROBE_TIMEOUT_MS, commandFailed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+import { settingText, type BackendRecord, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
 
 export interface ApptainerSettings {
   /** `apptainer`, or `singularity`, or a full path to either. */
@@ -41,6 +46,17 @@ function cleanEnv(): string[] {
   return ['--cleanenv', ...CONTAINED_ENV.flatMap((assignment) => ['--env', assignment])];
 }
 
+export const APPTAINER: BackendRecord<ApptainerSettings> = {
+  userOnlySettings: ['sandbox.apptainer.path'],
+  readSettings: (source) => ({
+    path: settingText(source.user('sandbox.apptainer.path')) || 'apptainer',
+    image: settingText(source.get('sandbox.apptainer.image')),
+    instance: settingText(source.get('sandbox.apptainer.instance')),
+  }),
+  isIdentity: ({ id, name }) => isValidInstance(id) && name === id,
+  create: (settings, { workspaceKey, log }) => new ApptainerBackend(settings, workspaceKey, log),
+};
+
 export function instanceName(workspaceKey: string): string {
   return `botscreen_${workspaceKey}`;
 }
@@ -66,23 +82,24 @@ export class ApptainerCli {
     return { command: this.cli, args: ['instance', 'start', ...cleanEnv(), '--containall', '--no-home', '--writable-tmpfs', '--', image, instance] };
   }
 
-  list(): Command {
-    return { command: this.cli, args: ['instance', 'list', '--json'] };
+  /** Names of this user's running instances; undefined when the CLI failed or said something else. */
+  list(): ParsedCommand<string[] | undefined> {
+    return { command: this.cli, args: ['instance', 'list', '--json'], parse: (result) => (result.exitCode === 0 ? parseList(result.stdout) : undefined) };
   }
+}
 
-  /** Instance names from `instance list --json`; undefined when the output is not that. */
-  parseList(stdout: string): string[] | undefined {
-    try {
-      const value = JSON.parse(stdout) as { instances?: unknown };
-      if (!Array.isArray(value.instances)) {
-        return undefined;
-      }
-      return value.instances
-        .map((i: unknown) => (typeof i === 'object' && i !== null ? (i as { instance?: unknown }).instance : undefined))
-        .filter((name): name is string => typeof name === 'string');
-    } catch {
+/** Instance names from `instance list --json`; undefined when the output is not that. */
+function parseList(stdout: string): string[] | undefined {
+  try {
+    const value = JSON.parse(stdout) as { instances?: unknown };
+    if (!Array.isArray(value.instances)) {
       return undefined;
     }
+    return value.instances
+      .map((i: unknown) => (typeof i === 'object' && i !== null ? (i as { instance?: unknown }).instance : undefined))
+      .filter((name): name is string => typeof name === 'string');
+  } catch {
+    return undefined;
   }
 }
 
@@ -92,6 +109,7 @@ export class ApptainerCli {
  * start (`prepare`) does, when no instance of the configured name runs.
  */
 export class ApptainerBackend implements SandboxBackend {
+  readonly imageSetting = backendSetting('apptainer', 'image');
   private readonly cli: ApptainerCli;
 
   constructor(
@@ -140,8 +158,7 @@ export class ApptainerBackend implements SandboxBackend {
   }
 
   async liveness(sandbox: Sandbox): Promise<Liveness> {
-    const result = await run(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
-    const names = result.exitCode === 0 ? this.cli.parseList(result.stdout) : undefined;
+    const { result, value: names } = await runParsed(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
     if (!names) {
       this.log.warn(`could not tell whether the instance ${sandbox.id} is alive: ${result.stderr.trim() || result.spawnError || 'no answer'}`);
       return 'unknown';
@@ -151,11 +168,10 @@ export class ApptainerBackend implements SandboxBackend {
 
   /** Names of this user's running instances; a missing CLI or an unreadable answer is a problem. */
   private async running(what: string): Promise<string[]> {
-    const result = await run(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
+    const { result, value: names } = await runParsed(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
     if (result.spawnError) {
       throw new ScreenError({ code: 'cliMissing', cli: this.cli.cli, setting: backendSetting('apptainer', 'path') });
     }
-    const names = result.exitCode === 0 ? this.cli.parseList(result.stdout) : undefined;
     if (!names) {
       throw new ScreenError(commandFailed(`${this.cli.cli} ${what}`, result));
     }

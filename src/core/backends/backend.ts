@@ -1,8 +1,9 @@
-import type { Command } from '../command';
+/**
+ * What a sandbox backend is: the interface the controller drives (SandboxBackend) and the record
+ * a backend registers once (BackendRecord, collected in registry.ts).
+ */
 import type { StartConsent } from '../consent';
-import type { RunResult } from '../runner';
-import { ScreenError, type Problem } from '../problem';
-import { run } from '../runner';
+import type { Logger } from '../logger';
 import type { Sandbox } from '../sandbox';
 
 /** What a marker needs to find a sandbox again: backend plus its own identity fields. */
@@ -38,6 +39,11 @@ export interface SandboxBackend {
    * an ssh login or a kubectl call is not, and those backends default to 5 s.
    */
   readonly livenessIntervalMs?: number;
+  /**
+   * The setting that names the image this backend creates its sandboxes from (full id): where a
+   * desktop-less sandbox is fixed. Absent for backends that use a sandbox they are given.
+   */
+  readonly imageSetting?: string;
   /** Ends connections kept open between commands (ssh's control master) when the window closes. */
   disconnect?(): Promise<void>;
   /** Only backends that create their own sandboxes from an image can have a pending switch. */
@@ -51,17 +57,52 @@ export interface ImageSwitch {
   readonly containerId: string;
 }
 
-export const PROBE_TIMEOUT_MS = 15_000;
-
-export function commandFailed(what: string, result: RunResult): Problem {
-  const detail = (result.stderr || result.stdout).trim().slice(-1000) || (result.timedOut ? 'timed out' : `exit ${result.exitCode}`);
-  return { code: 'commandFailed', what, detail };
+/**
+ * Where a backend reads its settings from: the extension implements it over VS Code's
+ * configuration (src/settings.ts), tests over plain objects. Keys are below `botScreen.`.
+ */
+export interface SettingsSource {
+  /** The effective value (a workspace's included). */
+  get<T>(key: string): T | undefined;
+  /** The user's value, else the default: for the keys a record lists as user-only. */
+  user<T>(key: string): T | undefined;
+  /** Written by the user in the user settings, even to the default, and not the workspace's choice. */
+  pinned(key: string): boolean;
+  /** The workspace settings hold a value that differs from the user's. */
+  fromWorkspace(key: string): boolean;
 }
 
-export async function mustSucceed(what: string, command: Command, timeoutMs = 120_000): Promise<RunResult> {
-  const result = await run(command, { timeoutMs });
-  if (result.exitCode !== 0) {
-    throw new ScreenError(commandFailed(what, result));
+/** What every backend instance is made with besides its own settings. */
+export interface BackendContext {
+  /** This window's workspace key: names the sandboxes a backend creates. */
+  readonly workspaceKey: string;
+  readonly log: Logger;
+}
+
+/**
+ * One backend, registered once in registry.ts: how its settings are read, how a marker's
+ * identity is checked, and how an instance is made. Where its screen may go is placement.ts's table.
+ */
+export interface BackendRecord<S> {
+  /** Keys (below `botScreen.`) that pick a program to run on this machine: read from the user settings only. */
+  readonly userOnlySettings: readonly string[];
+  readSettings(source: SettingsSource): S;
+  /** Whether a marker's recorded id and name have the form this backend gives its sandboxes. */
+  isIdentity(identity: Pick<SandboxIdentity, 'id' | 'name'>): boolean;
+  create(settings: S, context: BackendContext): SandboxBackend;
+}
+
+/** A setting's value as trimmed text; '' when unset. */
+export function settingText(value: unknown): string {
+  return String(value ?? '').trim();
+}
+
+/** Whether a parser accepts a recorded value (it throws a ScreenError when not). */
+export function parses(parse: () => unknown): boolean {
+  try {
+    parse();
+    return true;
+  } catch {
+    return false;
   }
-  return result;
 }

@@ -1,12 +1,17 @@
+/**
+ * The Docker backend, and Podman as its variant (the same container management through
+ * Podman's CLI, with its own settings): their settings, records and the backend itself.
+ */
 import { approveReplacement, cannotAsk, type StartConsent } from '../consent';
+import { commandFailed, failureDetail, mustSucceed } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError } from '../problem';
-import { run } from '../runner';
+import { PROBE_TIMEOUT_MS, run, runParsed } from '../runner';
 import { SANDBOX_IMAGE, isOwnImage } from '../sandboxImage';
 import type { Sandbox } from '../sandbox';
 import { isValidContainerRef, isValidImage } from '../validate';
-import { PROBE_TIMEOUT_MS, commandFailed, mustSucceed, type ImageSwitch, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
-import { DESKTOP_USER, DockerCli, isDaemonDown, type ManagedContainer } from './dockerCli';
+import type { BackendRecord, ImageSwitch, Liveness, SandboxBackend, SandboxIdentity, SettingsSource } from './backend';
+import { DESKTOP_USER, DockerCli, engineCli, isDaemonDown, type ManagedContainer } from './dockerCli';
 
 export interface DockerSettings {
   readonly cli: string;
@@ -20,6 +25,38 @@ export interface DockerSettings {
   readonly imageFromWorkspace?: boolean;
 }
 
+const DEFAULT_PIDS_LIMIT = 2048;
+const CONTAINER_ID = /^[0-9a-f]{12,64}$/;
+
+/** One engine's settings, `botScreen.sandbox.<engine>.*`. */
+function readContainerSettings(source: SettingsSource, engine: 'docker' | 'podman'): DockerSettings {
+  const image = `sandbox.${engine}.image`;
+  // One limit for every container Bot Screen creates: Podman has no setting of its own.
+  const pidsLimit = Number(source.get('sandbox.docker.pidsLimit'));
+  return {
+    cli: String(source.user(`sandbox.${engine}.path`) ?? '').trim() || engine,
+    image: String(source.get(image) ?? '').trim() || SANDBOX_IMAGE,
+    imagePinned: source.pinned(image),
+    imageFromWorkspace: source.fromWorkspace(image),
+    container: String(source.get(`sandbox.${engine}.container`) ?? '').trim(),
+    pidsLimit: Number.isInteger(pidsLimit) && pidsLimit >= 64 ? pidsLimit : DEFAULT_PIDS_LIMIT,
+  };
+}
+
+export const DOCKER: BackendRecord<DockerSettings> = {
+  userOnlySettings: ['sandbox.docker.path'],
+  readSettings: (source) => readContainerSettings(source, 'docker'),
+  isIdentity: ({ id, name }) => CONTAINER_ID.test(id) && isValidContainerRef(name),
+  create: (settings, { workspaceKey, log }) => new DockerBackend(settings, workspaceKey, log),
+};
+
+/** Podman: Docker's record with its own settings and CLI. */
+export const PODMAN: BackendRecord<DockerSettings> = {
+  ...DOCKER,
+  userOnlySettings: ['sandbox.podman.path'],
+  readSettings: (source) => readContainerSettings(source, 'podman'),
+  create: (settings, { workspaceKey, log }) => new DockerBackend(settings, workspaceKey, log, engineCli(settings.cli, 'podman')),
+};
 
 /**
  * Docker (and Podman, whose CLI is compatible): our own container, found by labels and
@@ -28,15 +65,20 @@ export interface DockerSettings {
  */
 export class DockerBackend implements SandboxBackend {
   readonly livenessIntervalMs = 1_000;
-  private readonly docker: DockerCli;
+  readonly imageSetting: string;
+  /**
+   * Whether a container has the desktop user, by container id: a container's users do not
+   * change, so every start, stop and reload after the first skips the `docker exec id` probe.
+   */
+  private readonly desktopUsers = new Map<string, string | undefined>();
 
   constructor(
     private readonly config: DockerSettings,
     private readonly workspaceKey: string,
     private readonly log: Logger,
-    flavour: 'docker' | 'podman' = 'docker',
+    private readonly docker: DockerCli = new DockerCli(config.cli),
   ) {
-    this.docker = new DockerCli(config.cli, flavour);
+    this.imageSetting = backendSetting(docker.backend, 'image');
   }
 
   async prepare(consent: StartConsent = cannotAsk()): Promise<Sandbox> {
@@ -108,8 +150,7 @@ export class DockerBackend implements SandboxBackend {
     this.log.progress?.({ kind: 'pullingImage', image });
     const pulled = await run(this.docker.pull(image), { timeoutMs: 30 * 60_000 });
     if (pulled.exitCode !== 0) {
-      const detail = (pulled.stderr || pulled.stdout).trim().split('\n').slice(-3).join(' ') || (pulled.timedOut ? 'timed out' : '');
-      throw new ScreenError({ code: 'imageUnavailable', image, detail, keptContainer, setting: backendSetting(this.docker.backend, 'image') });
+      throw new ScreenError({ code: 'imageUnavailable', image, detail: failureDetail(pulled, { lines: 3 }), keptContainer, setting: backendSetting(this.docker.backend, 'image') });
     }
   }
 
@@ -136,8 +177,7 @@ export class DockerBackend implements SandboxBackend {
   }
 
   async liveness(sandbox: Sandbox): Promise<Liveness> {
-    const result = await run(this.docker.inspectState(sandbox.id), { timeoutMs: 5_000 });
-    const state = this.docker.parseState(result);
+    const { result, value: state } = await runParsed(this.docker.inspectState(sandbox.id), { timeoutMs: 5_000 });
     if (state === 'unknown') {
       this.log.warn(`could not tell whether ${sandbox.name} is alive: ${result.stderr.trim() || 'timed out'}`);
     }
@@ -153,8 +193,7 @@ export class DockerBackend implements SandboxBackend {
     if (!isValidContainerRef(container)) {
       throw new ScreenError({ code: 'badContainer', container, setting: backendSetting(this.docker.backend, 'container') });
     }
-    const result = await run(this.docker.inspectState(container), { timeoutMs: PROBE_TIMEOUT_MS });
-    const state = this.docker.parseState(result);
+    const { result, value: state } = await runParsed(this.docker.inspectState(container), { timeoutMs: PROBE_TIMEOUT_MS });
     if (state !== 'running') {
       throw new ScreenError(state === 'unknown' ? commandFailed(`${this.docker.backend} inspect`, result) : { code: 'containerNotRunning', container, setting: backendSetting(this.docker.backend, 'container') });
     }
@@ -162,33 +201,27 @@ export class DockerBackend implements SandboxBackend {
   }
 
   private async findManaged(): Promise<ManagedContainer | undefined> {
-    const list = await mustSucceed(`${this.docker.backend} ps`, this.docker.findManaged(this.workspaceKey));
-    const containers = this.docker.parseManaged(list.stdout);
+    const ps = this.docker.findManaged(this.workspaceKey);
+    const containers = ps.parse(await mustSucceed(`${this.docker.backend} ps`, ps));
     return containers.find((c) => c.running) ?? containers[0];
   }
 
   /** The desktop runs as `pn` where the image has that user, else as the exec default. */
   private async withDesktopUser(id: string, name: string): Promise<Sandbox> {
-    if (!desktopUsers.has(id)) {
+    if (!this.desktopUsers.has(id)) {
       const probe = await run(this.docker.execArgs(id, undefined, ['id', '-u', DESKTOP_USER], false), { timeoutMs: PROBE_TIMEOUT_MS });
       if (probe.exitCode === 0) {
-        desktopUsers.set(id, DESKTOP_USER);
+        this.desktopUsers.set(id, DESKTOP_USER);
       } else if (/no such user/i.test(probe.stderr)) {
-        desktopUsers.set(id, undefined);
+        this.desktopUsers.set(id, undefined);
       } else {
         // The container could not answer (stopped, gone): decide without remembering.
         return this.docker.sandbox(id, name, undefined);
       }
     }
-    return this.docker.sandbox(id, name, desktopUsers.get(id));
+    return this.docker.sandbox(id, name, this.desktopUsers.get(id));
   }
 }
-
-/**
- * Whether a container has the desktop user, by container id: a container's users do not change,
- * so every start, stop and reload after the first skips the `docker exec id` probe.
- */
-const desktopUsers = new Map<string, string | undefined>();
 
 export function containerName(workspaceKey: string): string {
   return `botscreen-${workspaceKey}`;
@@ -199,12 +232,12 @@ export function containerName(workspaceKey: string): string {
  * that says what is missing (the CLI, the daemon) so the user is offered the fix.
  */
 export async function probeEngine(cli: string, backend: 'docker' | 'podman'): Promise<string> {
-  const version = await run(new DockerCli(cli, backend).serverVersion(), { timeoutMs: PROBE_TIMEOUT_MS });
+  const version = await run(engineCli(cli, backend).serverVersion(), { timeoutMs: PROBE_TIMEOUT_MS });
   if (version.spawnError) {
     throw new ScreenError({ code: 'cliMissing', cli, setting: backendSetting(backend, 'path') });
   }
   if (version.exitCode !== 0) {
-    const detail = (version.stderr || version.stdout).trim() || (version.timedOut ? 'timed out' : '');
+    const detail = failureDetail(version);
     throw new ScreenError(
       isDaemonDown(detail) || version.timedOut ? { code: 'daemonDown', cli, detail } : { code: 'commandFailed', what: `${cli} version`, detail },
     );

@@ -1,5 +1,9 @@
+/**
+ * Argv builders and output parsers for the Docker CLI, and Podman's compatible one as a subclass
+ * that overrides only what differs (how it records a container's image).
+ */
 import type { Command } from '../command';
-import type { RunResult } from '../runner';
+import type { ParsedCommand, RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
 
 /** Labels that mark a container as ours; reuse is by these, never by image. */
@@ -23,37 +27,32 @@ export interface ManagedContainer {
   readonly image: string;
 }
 
-/** Argv builders and output parsers for the Docker CLI (also used for Podman's compatible CLI). */
+/** Argv builders and output parsers for the Docker CLI. */
 export class DockerCli {
-  constructor(
-    readonly cli: string,
-    readonly backend: 'docker' | 'podman' = 'docker',
-  ) {}
+  readonly backend: 'docker' | 'podman' = 'docker';
 
-  private cmd(...args: string[]): Command {
+  constructor(readonly cli: string) {}
+
+  protected cmd(...args: string[]): Command {
     return { command: this.cli, args };
+  }
+
+  private parsed<T>(parse: (result: RunResult) => T, ...args: string[]): ParsedCommand<T> {
+    return { ...this.cmd(...args), parse };
   }
 
   serverVersion(): Command {
     return this.cmd('version', '--format', '{{.Server.Version}}');
   }
 
-  findManaged(workspaceKey: string): Command {
-    return this.cmd(
+  /** Our containers of one workspace (`ps` fails only when the engine does: the caller's `mustSucceed`). */
+  findManaged(workspaceKey: string): ParsedCommand<ManagedContainer[]> {
+    return this.parsed((result) => parseManaged(result.stdout),
       'ps', '-a', '--no-trunc',
       '--filter', `label=${LABEL_MANAGED}=1`,
       '--filter', `label=${LABEL_WORKSPACE}=${workspaceKey}`,
       '--format', '{{.ID}}\t{{.State}}\t{{.Image}}',
     );
-  }
-
-  parseManaged(stdout: string): ManagedContainer[] {
-    return stdout
-      .split('\n')
-      .map((line) => line.trim().split('\t'))
-      .filter((fields) => fields.length === 3 && /^[0-9a-f]{12,64}$/.test(fields[0]))
-      // Podman 4's {{.State}} is a status sentence (`Up 5 minutes`), Docker's a word.
-      .map(([id, state, image]) => ({ id, running: state === 'running' || state.startsWith('Up '), image }));
   }
 
   /**
@@ -67,7 +66,7 @@ export class DockerCli {
       '--name', spec.name,
       '--label', `${LABEL_MANAGED}=1`,
       '--label', `${LABEL_WORKSPACE}=${spec.workspaceKey}`,
-      ...(this.backend === 'podman' ? ['--label', `${LABEL_REQUESTED_IMAGE}=${spec.image}`] : []),
+      ...this.engineLabels(spec),
       '--pids-limit', String(spec.pidsLimit),
       '--shm-size', '1g',
       '--tmpfs', '/tmp:rw,nosuid,size=512m',
@@ -80,16 +79,17 @@ export class DockerCli {
     );
   }
 
+  /** Labels only one engine needs on the containers it creates. */
+  protected engineLabels(_spec: ContainerSpec): string[] {
+    return [];
+  }
+
   start(id: string): Command {
     return this.cmd('start', '--', id);
   }
 
   /** The image name a container was created from (a rebuilt tag does not change it). */
   configImage(id: string): Command {
-    if (this.backend === 'podman') {
-      const label = `index .Config.Labels "${LABEL_REQUESTED_IMAGE}"`;
-      return this.cmd('inspect', '--type', 'container', '--format', `{{if ${label}}}{{${label}}}{{else}}{{.Config.Image}}{{end}}`, '--', id);
-    }
     return this.cmd('inspect', '--type', 'container', '--format', '{{.Config.Image}}', '--', id);
   }
 
@@ -106,16 +106,9 @@ export class DockerCli {
     return this.cmd('image', 'inspect', '--format', '{{.Id}}', '--', image);
   }
 
-  /** `{{.Id}} {{.State.Running}}` of one container. */
-  inspectState(ref: string): Command {
-    return this.cmd('inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', '--', ref);
-  }
-
-  parseState(result: RunResult): 'running' | 'stopped' | 'gone' | 'unknown' {
-    if (result.exitCode === 0) {
-      return /\btrue\s*$/.test(result.stdout) ? 'running' : 'stopped';
-    }
-    return isNoSuchContainer(result.stderr) ? 'gone' : 'unknown';
+  /** `{{.Id}} {{.State.Running}}` of one container, read as its state. */
+  inspectState(ref: string): ParsedCommand<ContainerState> {
+    return this.parsed(parseState, 'inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', '--', ref);
   }
 
   /**
@@ -149,6 +142,46 @@ export class DockerCli {
         ),
     };
   }
+}
+
+/**
+ * Podman's CLI: Docker's, but its inspect shows the image as it stored it (`localhost/...`), so
+ * the image the user asked for travels in a label of our own.
+ */
+export class PodmanCli extends DockerCli {
+  override readonly backend = 'podman';
+
+  protected override engineLabels(spec: ContainerSpec): string[] {
+    return ['--label', `${LABEL_REQUESTED_IMAGE}=${spec.image}`];
+  }
+
+  override configImage(id: string): Command {
+    const label = `index .Config.Labels "${LABEL_REQUESTED_IMAGE}"`;
+    return this.cmd('inspect', '--type', 'container', '--format', `{{if ${label}}}{{${label}}}{{else}}{{.Config.Image}}{{end}}`, '--', id);
+  }
+}
+
+/** The CLI of one container engine. */
+export function engineCli(cli: string, engine: 'docker' | 'podman'): DockerCli {
+  return engine === 'podman' ? new PodmanCli(cli) : new DockerCli(cli);
+}
+
+export type ContainerState = 'running' | 'stopped' | 'gone' | 'unknown';
+
+function parseManaged(stdout: string): ManagedContainer[] {
+  return stdout
+    .split('\n')
+    .map((line) => line.trim().split('\t'))
+    .filter((fields) => fields.length === 3 && /^[0-9a-f]{12,64}$/.test(fields[0]))
+    // Podman 4's {{.State}} is a status sentence (`Up 5 minutes`), Docker's a word.
+    .map(([id, state, image]) => ({ id, running: state === 'running' || state.startsWith('Up '), image }));
+}
+
+function parseState(result: RunResult): ContainerState {
+  if (result.exitCode === 0) {
+    return /\btrue\s*$/.test(result.stdout) ? 'running' : 'stopped';
+  }
+  return isNoSuchContainer(result.stderr) ? 'gone' : 'unknown';
 }
 
 export function isNoSuchContainer(stderr: string): boolean {

@@ -1,3 +1,4 @@
+/** The backend for a screen on this machine: nothing to create, always there. */
 import type { BackendName } from '../placement';
 import { hostSandbox, type Sandbox } from '../sandbox';
 import type { Liveness, SandboxBackend } from './backend';

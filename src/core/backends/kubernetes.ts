@@ -1,9 +1,15 @@
+/**
+ * The Kubernetes backend: the agent's pod, reached with kubectl; its settings and record, the
+ * pod reference checks and the CLI's argv builders and parsers.
+ */
 import type { Command } from '../command';
+import { commandFailed } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError, type Problem } from '../problem';
-import { run, type RunResult } from '../runner';
+import { PROBE_TIMEOUT_MS, runParsed, type ParsedCommand, type RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
-import { PROBE_TIMEOUT_MS, commandFailed, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+import { isLabel } from '../validate';
+import { parses, settingText, type BackendRecord, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
 
 export interface KubernetesSettings {
   /** The kubectl program. */
@@ -17,6 +23,19 @@ export interface KubernetesSettings {
   /** Empty means the pod's default container. */
   readonly container: string;
 }
+
+export const KUBERNETES: BackendRecord<KubernetesSettings> = {
+  userOnlySettings: ['sandbox.kubernetes.path'],
+  readSettings: (source) => ({
+    path: settingText(source.user('sandbox.kubernetes.path')) || 'kubectl',
+    context: settingText(source.get('sandbox.kubernetes.context')),
+    namespace: settingText(source.get('sandbox.kubernetes.namespace')),
+    pod: settingText(source.get('sandbox.kubernetes.pod')),
+    container: settingText(source.get('sandbox.kubernetes.container')),
+  }),
+  isIdentity: ({ id, name }) => parses(() => parsePodIdentityId(id)) && isLabel(name),
+  create: (settings, { log }) => new KubernetesBackend(settings, log),
+};
 
 /** Where a screen's commands go, validated. */
 export interface PodRef {
@@ -102,19 +121,20 @@ export class KubectlCli {
     };
   }
 
-  phase(ref: PodRef): Command {
-    return { command: this.cli, args: ['get', 'pod', ...this.scope(ref), ref.pod, '-o', 'jsonpath={.status.phase}'] };
+  /** The pod's phase, or that it does not exist, or the failed call when neither can be told. */
+  phase(ref: PodRef): ParsedCommand<PodPhase> {
+    return { command: this.cli, args: ['get', 'pod', ...this.scope(ref), ref.pod, '-o', 'jsonpath={.status.phase}'], parse: parsePhase };
   }
+}
 
-  parsePhase(result: RunResult): PodPhase {
-    if (result.exitCode === 0 && result.stdout.trim() !== '') {
-      return { phase: result.stdout.trim() };
-    }
-    if (result.exitCode !== undefined && /\(NotFound\)|pods? "[^"]*" not found/.test(result.stderr)) {
-      return { notFound: true };
-    }
-    return { unknown: result };
+function parsePhase(result: RunResult): PodPhase {
+  if (result.exitCode === 0 && result.stdout.trim() !== '') {
+    return { phase: result.stdout.trim() };
   }
+  if (result.exitCode !== undefined && /\(NotFound\)|pods? "[^"]*" not found/.test(result.stderr)) {
+    return { notFound: true };
+  }
+  return { unknown: result };
 }
 
 /**
@@ -133,11 +153,10 @@ export class KubernetesBackend implements SandboxBackend {
 
   async prepare(): Promise<Sandbox> {
     const ref = podRef(this.config);
-    const result = await run(this.cli.phase(ref), { timeoutMs: PROBE_TIMEOUT_MS });
+    const { result, value: phase } = await runParsed(this.cli.phase(ref), { timeoutMs: PROBE_TIMEOUT_MS });
     if (result.spawnError) {
       throw new ScreenError({ code: 'cliMissing', cli: this.cli.cli, setting: backendSetting('kubernetes', 'path') });
     }
-    const phase = this.cli.parsePhase(result);
     if ('notFound' in phase) {
       throw new ScreenError({ code: 'podNotFound', pod: ref.pod, namespace: ref.namespace });
     }
@@ -160,8 +179,7 @@ export class KubernetesBackend implements SandboxBackend {
 
   /** Running is alive; not found, Succeeded or Failed is gone; anything else (Pending, errors) unknown. */
   async liveness(sandbox: Sandbox): Promise<Liveness> {
-    const result = await run(this.cli.phase(parsePodIdentityId(sandbox.id)), { timeoutMs: 5_000 });
-    const phase = this.cli.parsePhase(result);
+    const { result, value: phase } = await runParsed(this.cli.phase(parsePodIdentityId(sandbox.id)), { timeoutMs: 5_000 });
     if ('notFound' in phase) {
       return 'gone';
     }

@@ -1,3 +1,7 @@
+/**
+ * The SSH backend: a host reached with OpenSSH, its settings and record, the argv builder and
+ * the private directory for its control sockets.
+ */
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -7,9 +11,11 @@ import { approveHost, cannotAsk, type StartConsent } from '../consent';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError } from '../problem';
 import { shellJoin } from '../quote';
-import { run, type RunResult } from '../runner';
+import { failureDetail } from '../failure';
+import { PROBE_TIMEOUT_MS, run, type RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
-import { PROBE_TIMEOUT_MS, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
+import { isLabel, isValidHost } from '../validate';
+import { parses, settingText, type BackendRecord, type Liveness, type SandboxBackend, type SandboxIdentity } from './backend';
 
 export interface SshSettings {
   /** Host name, address or ssh_config alias. */
@@ -33,14 +39,7 @@ export interface SshDestination {
   readonly port: number | undefined;
 }
 
-// A host name, IPv4/IPv6 address (with a %zone) or ssh_config alias. No shell metacharacters:
-// ssh_config's %h/%r expand into ProxyCommand and `Match exec`, which run through a shell.
-const HOST = /^[A-Za-z0-9_.:%]([A-Za-z0-9_.:%-]*)$/;
 const USER = /^[A-Za-z0-9_.][A-Za-z0-9_.-]*$/;
-
-export function isValidHost(host: string): boolean {
-  return host.length > 0 && host.length <= 253 && HOST.test(host);
-}
 
 export function isValidSshUser(user: string): boolean {
   return user === '' || (user.length <= 64 && USER.test(user));
@@ -341,9 +340,22 @@ export class SshBackend implements SandboxBackend {
 
 /** The useful part of a failed ssh: its last stderr lines (ssh reports everything there). */
 function sshDetail(result: RunResult): string {
-  if (result.timedOut) {
-    return 'timed out';
-  }
-  const lines = result.stderr.trim().split('\n').filter((l) => l.trim() !== '');
-  return lines.slice(-3).join(' ').slice(-500) || `exit ${result.exitCode}`;
+  return result.timedOut ? 'timed out' : failureDetail(result, { lines: 3, maxChars: 500 });
 }
+
+const DESTINATION_KEYS = ['sandbox.ssh.host', 'sandbox.ssh.user', 'sandbox.ssh.port'];
+
+export const SSH: BackendRecord<SshSettings> = {
+  userOnlySettings: ['sandbox.ssh.path', 'sandbox.ssh.identityFile'],
+  readSettings: (source) => ({
+    host: settingText(source.get('sandbox.ssh.host')),
+    user: settingText(source.get('sandbox.ssh.user')),
+    port: source.get<number | null>('sandbox.ssh.port') ?? undefined,
+    identityFile: settingText(source.user('sandbox.ssh.identityFile')),
+    path: settingText(source.user('sandbox.ssh.path')) || 'ssh',
+    // The destination is host, user and port: a workspace that changes any of them picks it.
+    hostFromWorkspace: DESTINATION_KEYS.some((key) => source.fromWorkspace(key)),
+  }),
+  isIdentity: ({ id, name }) => parses(() => parseSshIdentityId(id)) && isLabel(name),
+  create: (settings, { log }) => new SshBackend(settings, log),
+};
