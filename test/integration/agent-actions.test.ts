@@ -144,7 +144,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     assert.deepEqual([png.width, png.height, png.colorType], [WIDTH, HEIGHT, 2], 'RGB PNG of the screen size');
     assert.equal(png.raw.length, HEIGHT * (1 + WIDTH * 3), 'the pixel data is complete');
     // Right after the start the desktop may still be painting: a later screenshot shows it.
-    await waitFor(async () => distinctColours((done(await runner.perform('screenshot', {}), 'screenshot').screenshot!.png)) >= 10, 15_000,
+    await waitFor(async () => distinctColours((done(await runner.perform('screenshot', {}), 'screenshot').screenshot!.png)) >= 10, 60_000,
       'a screenshot with a painted desktop (at least 10 colours)');
 
     const times: number[] = [];

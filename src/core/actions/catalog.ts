@@ -1,6 +1,7 @@
 /**
- * The agent actions, one entry each: which fields its input has (checked with ./input.ts) and
- * how it is carried out on the screen (argv from ./xdotool.ts, ./chromium.ts, ./screenshot.ts).
+ * The agent actions: their types, and one entry each saying which fields its input has (checked
+ * with ./input.ts) and how it is carried out on the screen (argv from ./xdotool.ts,
+ * ./chromium.ts, ./screenshot.ts).
  * The entries hold no policy: ./runner.ts decides whether an action may run at all (control
  * lease, placement, one at a time) and gives each entry a session on the running screen. The
  * language-model tool for each entry (its id and messages) is in src/lm/tools/.
@@ -23,14 +24,30 @@ import {
   record,
   seconds,
   text,
-  type ActionKind,
-  type ActionOf,
-  type AgentAction,
+  type MouseButton,
+  type Point,
+  type ScrollDirection,
 } from './input';
 import { normalizeChord } from './keys';
 import { captureScreenshot, type Screenshot } from './screenshot';
 import { EXEC_TIMEOUT_MS } from './sessionExec';
 import { clickArgv, dragArgv, keyArgv, moveArgv, scrollArgv, typeArgv, typeChunks, TYPE_DELAY_MS } from './xdotool';
+
+/** The actions a language model may ask for. */
+export type AgentAction =
+  | { readonly kind: 'screenshot' }
+  | { readonly kind: 'move'; readonly at: Point }
+  | { readonly kind: 'click'; readonly at: Point; readonly button: MouseButton; readonly double: boolean }
+  | { readonly kind: 'drag'; readonly from: Point; readonly to: Point; readonly button: MouseButton }
+  | { readonly kind: 'scroll'; readonly at: Point; readonly direction: ScrollDirection; readonly amount: number }
+  | { readonly kind: 'type'; readonly text: string }
+  | { readonly kind: 'key'; readonly chord: string }
+  | { readonly kind: 'openUrl'; readonly url: string }
+  | { readonly kind: 'wait'; readonly seconds: number };
+
+export type ActionKind = AgentAction['kind'];
+/** The action of one kind, e.g. `ActionOf<'click'>`. */
+export type ActionOf<K extends ActionKind> = Extract<AgentAction, { readonly kind: K }>;
 
 export type ActionResult =
   | {

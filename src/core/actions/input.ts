@@ -1,10 +1,9 @@
 /**
- * Agent action input: the actions a language model may ask for, as types, and the checks every
- * field of its raw input passes before anything runs. Input comes from a model and is
- * untrusted: types, integers, ranges, lengths and allowlists are checked, and anything
- * unexpected is an `ActionInputError` whose message tells the model what was wrong and what is
- * allowed. Pure, so every rule is unit-testable. How each tool combines these checks is in
- * ./catalog.ts; key chords are checked in ./keys.ts.
+ * Agent action input: the checks every field of a tool's raw input passes before anything runs.
+ * Input comes from a model and is untrusted: types, integers, ranges, lengths and allowlists are
+ * checked, and anything unexpected is an `ActionInputError` whose message tells the model what
+ * was wrong and what is allowed. Pure, so every rule is unit-testable. How each action combines
+ * these checks is in ./catalog.ts; key chords are checked in ./keys.ts.
  */
 
 export const MAX_TEXT_LENGTH = 10_000;
@@ -19,21 +18,6 @@ export interface Point {
   readonly x: number;
   readonly y: number;
 }
-
-export type AgentAction =
-  | { readonly kind: 'screenshot' }
-  | { readonly kind: 'move'; readonly at: Point }
-  | { readonly kind: 'click'; readonly at: Point; readonly button: MouseButton; readonly double: boolean }
-  | { readonly kind: 'drag'; readonly from: Point; readonly to: Point; readonly button: MouseButton }
-  | { readonly kind: 'scroll'; readonly at: Point; readonly direction: ScrollDirection; readonly amount: number }
-  | { readonly kind: 'type'; readonly text: string }
-  | { readonly kind: 'key'; readonly chord: string }
-  | { readonly kind: 'openUrl'; readonly url: string }
-  | { readonly kind: 'wait'; readonly seconds: number };
-
-export type ActionKind = AgentAction['kind'];
-/** The action of one kind, e.g. `ActionOf<'click'>`. */
-export type ActionOf<K extends ActionKind> = Extract<AgentAction, { readonly kind: K }>;
 
 /** Bad input from the agent. `message` is written for the agent: what was wrong and what is allowed. */
 export class ActionInputError extends Error {

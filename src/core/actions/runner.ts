@@ -28,8 +28,18 @@ import { ScreenError } from '../problem';
 import { run, runStoppable, type RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
 import type { ScreenStatus } from '../screen';
-import { AGENT_ACTIONS, parseAction, type ActionEntry, type ActionResult, type ActionSession, type ScreenAction } from './catalog';
-import { ActionInputError, type ActionKind, type ActionOf, type AgentAction } from './input';
+import {
+  AGENT_ACTIONS,
+  parseAction,
+  type ActionEntry,
+  type ActionKind,
+  type ActionOf,
+  type ActionResult,
+  type ActionSession,
+  type AgentAction,
+  type ScreenAction,
+} from './catalog';
+import { ActionInputError } from './input';
 import { ActionFailed, displayEnv, EXEC_TIMEOUT_MS, must, withEnv } from './sessionExec';
 import { ACTION_STOPPED, stoppableArgv } from './xdotool';
 

@@ -6,7 +6,7 @@
  */
 import ACTION_SCRIPT from '../action.py';
 import type { Geometry } from '../validate';
-import { ActionInputError, type ActionOf, type MouseButton, type Point, type ScrollDirection } from './input';
+import { ActionInputError, type MouseButton, type Point, type ScrollDirection } from './input';
 
 export { ACTION_SCRIPT };
 
@@ -34,18 +34,18 @@ function checkOnScreen(p: Point, size: Geometry, name: string): void {
 // Each pointer argv is one xdotool invocation, built after checking its coordinates against
 // `size`; a point off the screen throws `ActionInputError`.
 
-export function moveArgv(action: ActionOf<'move'>, size: Geometry): string[] {
+export function moveArgv(action: { readonly at: Point }, size: Geometry): string[] {
   checkOnScreen(action.at, size, 'the point');
   return ['xdotool', 'mousemove', String(action.at.x), String(action.at.y)];
 }
 
-export function clickArgv(action: ActionOf<'click'>, size: Geometry): string[] {
+export function clickArgv(action: { readonly at: Point; readonly button: MouseButton; readonly double: boolean }, size: Geometry): string[] {
   checkOnScreen(action.at, size, 'the point');
   const repeat = action.double ? ['--repeat', '2', '--delay', '80'] : [];
   return ['xdotool', 'mousemove', String(action.at.x), String(action.at.y), 'click', ...repeat, String(BUTTONS[action.button])];
 }
 
-export function dragArgv(action: ActionOf<'drag'>, size: Geometry): string[] {
+export function dragArgv(action: { readonly from: Point; readonly to: Point; readonly button: MouseButton }, size: Geometry): string[] {
   checkOnScreen(action.from, size, 'from');
   checkOnScreen(action.to, size, 'to');
   const b = String(BUTTONS[action.button]);
@@ -65,7 +65,7 @@ export function dragArgv(action: ActionOf<'drag'>, size: Geometry): string[] {
   ];
 }
 
-export function scrollArgv(action: ActionOf<'scroll'>, size: Geometry): string[] {
+export function scrollArgv(action: { readonly at: Point; readonly direction: ScrollDirection; readonly amount: number }, size: Geometry): string[] {
   checkOnScreen(action.at, size, 'the point');
   return [
     'xdotool', 'mousemove', String(action.at.x), String(action.at.y),

@@ -6,8 +6,8 @@
  * model reads why and does not retry blindly.
  */
 import * as vscode from 'vscode';
-import { parseAction, type ActionResult } from '../../core/actions/catalog';
-import { ActionInputError, type ActionKind, type ActionOf, type Point } from '../../core/actions/input';
+import { parseAction, type ActionKind, type ActionOf, type ActionResult } from '../../core/actions/catalog';
+import { ActionInputError, type Point } from '../../core/actions/input';
 import type { AgentActionRunner } from '../../core/actions/runner';
 import { INLINE_TEXT_MAX, markdownCodeSpan, showText } from '../../core/toolMessages';
 import type { Geometry } from '../../core/validate';

@@ -1,6 +1,6 @@
 /** `bot-screen_drag`: drags with a mouse button held from one point of the screen to another. */
 import * as vscode from 'vscode';
-import type { ActionOf } from '../../core/actions/input';
+import type { ActionOf } from '../../core/actions/catalog';
 import type { Geometry } from '../../core/validate';
 import { AgentTool, at, onScreen } from './agentTool';
 

@@ -1,6 +1,6 @@
 /** `bot-screen_key`: presses one key chord (e.g. ctrl+shift+t); asks the person first. */
 import * as vscode from 'vscode';
-import type { ActionOf } from '../../core/actions/input';
+import type { ActionOf } from '../../core/actions/catalog';
 import { CONFIRM_TEXT_MAX, markdownCodeSpan, showText } from '../../core/toolMessages';
 import { AgentTool, inline, markdown } from './agentTool';
 

@@ -1,6 +1,6 @@
 /** `bot-screen_open_url`: opens an http(s) address in the browser on the screen; asks the person first. */
 import * as vscode from 'vscode';
-import type { ActionOf } from '../../core/actions/input';
+import type { ActionOf } from '../../core/actions/catalog';
 import { CONFIRM_TEXT_MAX, markdownCodeBlock, markdownCodeSpan, showText, urlFacts } from '../../core/toolMessages';
 import { AgentTool, inline, markdown } from './agentTool';
 

@@ -1,6 +1,6 @@
 /** `bot-screen_scroll`: scrolls at a point of the screen. */
 import * as vscode from 'vscode';
-import type { ActionOf } from '../../core/actions/input';
+import type { ActionOf } from '../../core/actions/catalog';
 import type { Geometry } from '../../core/validate';
 import { AgentTool, at, onScreen } from './agentTool';
 

@@ -1,6 +1,6 @@
 /** `bot-screen_type`: types text into whatever has the keyboard focus; asks the person first. */
 import * as vscode from 'vscode';
-import type { ActionOf } from '../../core/actions/input';
+import type { ActionOf } from '../../core/actions/catalog';
 import { CONFIRM_TEXT_MAX, markdownCodeBlock, showText } from '../../core/toolMessages';
 import { AgentTool, inline, markdown } from './agentTool';
 

@@ -1,6 +1,6 @@
 /** `bot-screen_wait`: waits a few seconds (for a page or program to settle) without touching the screen. */
 import * as vscode from 'vscode';
-import type { ActionOf } from '../../core/actions/input';
+import type { ActionOf } from '../../core/actions/catalog';
 import { AgentTool } from './agentTool';
 
 export class WaitTool extends AgentTool<'wait'> {
