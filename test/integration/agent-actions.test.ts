@@ -10,7 +10,7 @@ import { inflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import type { ActionResult } from '../../src/core/actions/catalog';
 import { MAX_TEXT_LENGTH } from '../../src/core/actions/input';
-import { AgentActionRunner } from '../../src/core/actions/runner';
+import { AgentActionRunner } from '../../src/core/actions/agentActionRunner';
 import { HumanHasControlError, LeaseStore } from '../../src/core/lease';
 import { ScreenController } from '../../src/core/screen';
 import { hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';

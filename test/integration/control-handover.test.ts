@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { ActionResult } from '../../src/core/actions/catalog';
-import { AgentActionRunner } from '../../src/core/actions/runner';
+import { AgentActionRunner } from '../../src/core/actions/agentActionRunner';
 import { LeaseStore } from '../../src/core/lease';
 import { ScreenController } from '../../src/core/screen';
 import { listenForViewers, type ViewerListener } from '../../src/core/viewerListener';

@@ -13,7 +13,7 @@ import {
   type StartConsent,
   type StartQuestion,
 } from '../../src/core/consent';
-import { AgentActionRunner } from '../../src/core/actions/runner';
+import { AgentActionRunner } from '../../src/core/actions/agentActionRunner';
 import type { Lease } from '../../src/core/lease';
 import { ScreenError, type Problem } from '../../src/core/problem';
 import { ScreenController } from '../../src/core/screen';

@@ -1,10 +1,10 @@
 /**
  * The agent actions: their types, and one entry each saying which fields its input has (checked
  * with ./input.ts) and how it is carried out on the screen (argv from ./xdotool.ts,
- * ./chromium.ts, ./screenshot.ts).
- * The entries hold no policy: ./runner.ts decides whether an action may run at all (control
- * lease, placement, one at a time) and gives each entry a session on the running screen. The
- * language-model tool for each entry (its id and messages) is in src/lm/tools/.
+ * ./chromium.ts, ./screenshot.ts). The entries hold no policy: ./agentActionRunner.ts decides
+ * whether an action may run at all (control lease, placement, one at a time) and gives each
+ * entry a session on the running screen. The language-model tool for each entry (its id and
+ * messages) is in src/lm/tools/.
  */
 import type { PublishedScreen } from '../launcher';
 import type { HumanHasControlError } from '../lease';

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import { parseAction, type ActionKind, type ActionOf, type ActionResult } from '../../core/actions/catalog';
 import { ActionInputError, type Point } from '../../core/actions/input';
-import type { AgentActionRunner } from '../../core/actions/runner';
+import type { AgentActionRunner } from '../../core/actions/agentActionRunner';
 import { INLINE_TEXT_MAX, markdownCodeSpan, showText } from '../../core/toolMessages';
 import type { Geometry } from '../../core/validate';
 import { offerBuildForAgent } from '../../commands/image';

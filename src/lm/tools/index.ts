@@ -5,7 +5,7 @@
  * input schema.
  */
 import * as vscode from 'vscode';
-import { AgentActionRunner } from '../../core/actions/runner';
+import { AgentActionRunner } from '../../core/actions/agentActionRunner';
 import type { Ctx } from '../../ctx';
 import { invokeTool, type AgentToolClass } from './agentTool';
 import { ClickTool } from './clickTool';
