@@ -9,7 +9,7 @@ import { registerTerminalCommands } from './commands/terminal';
 import { registerWalkthrough } from './commands/walkthrough';
 import { Ctx } from './ctx';
 import { migrateRetiredImage, userSetting } from './settings';
-import { registerAgentTools } from './tools';
+import { registerAgentTools } from './lm/tools';
 
 let ctx: Ctx | undefined;
 

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
-import { DEVTOOLS_PORT, openBrowserArgv, withEnv } from '../core/agentActions';
+import { DEVTOOLS_PORT, openBrowserArgv } from '../core/actions/chromium';
+import { withEnv } from '../core/actions/sessionExec';
 import { closeForwards, forwardPort } from '../core/forward';
 import { refusalLog, supported } from '../core/loopbackGuard';
 import { run } from '../core/runner';

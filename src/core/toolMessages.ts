@@ -3,7 +3,8 @@
  * and progress messages): the exact text, URL or key chord, shortened where it is long, with every
  * character that would not show (controls, bidi overrides, zero-width marks) made visible, and
  * quoted as Markdown code so nothing in it renders as a link, emphasis or HTML. The sentences
- * around these pieces are the extension's (localized there); this file holds no `vscode` import.
+ * around these pieces are the tools' own (src/lm/tools/, localized there); this file holds no
+ * `vscode` import.
  */
 
 /** Code points shown of a long text before the rest is left out (with a note of the total). */

@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { MAX_TEXT_LENGTH } from '../../src/core/agentActions';
-import { AgentActionRunner, type ActionResult } from '../../src/core/agentTools';
+import type { ActionResult } from '../../src/core/actions/catalog';
+import { MAX_TEXT_LENGTH } from '../../src/core/actions/input';
+import { AgentActionRunner } from '../../src/core/actions/agentActionRunner';
 import { HumanHasControlError, LeaseStore } from '../../src/core/lease';
 import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
@@ -144,7 +145,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     assert.deepEqual([png.width, png.height, png.colorType], [WIDTH, HEIGHT, 2], 'RGB PNG of the screen size');
     assert.equal(png.raw.length, HEIGHT * (1 + WIDTH * 3), 'the pixel data is complete');
     // Right after the start the desktop may still be painting: a later screenshot shows it.
-    await waitFor(async () => distinctColours((done(await runner.perform('screenshot', {}), 'screenshot').screenshot!.png)) >= 10, 15_000,
+    await waitFor(async () => distinctColours((done(await runner.perform('screenshot', {}), 'screenshot').screenshot!.png)) >= 10, 60_000,
       'a screenshot with a painted desktop (at least 10 colours)');
 
     const times: number[] = [];

@@ -1,7 +1,8 @@
 // The sandbox browser's DevTools, reached from this machine through an exec-stream forward.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { DEVTOOLS_PORT, openBrowserArgv, withEnv } from '../../src/core/agentActions';
+import { DEVTOOLS_PORT, openBrowserArgv } from '../../src/core/actions/chromium';
+import { withEnv } from '../../src/core/actions/sessionExec';
 import { closeForwards, forwardPort, listForwards } from '../../src/core/forward';
 import { run } from '../../src/core/runner';
 import { SandboxBackends } from '../../src/core/backends/registry';

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { withEnv } from '../../src/core/agentActions';
+import { withEnv } from '../../src/core/actions/sessionExec';
 import { LeaseStore } from '../../src/core/lease';
 import { openStream, run, type StreamProcess } from '../../src/core/runner';
 import { SandboxBackends } from '../../src/core/backends/registry';

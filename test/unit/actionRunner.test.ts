@@ -8,11 +8,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ACTION_SCRIPT, ACTION_STOPPED, CLEARED_MODIFIERS, keyArgv, pointerArgv, stoppableArgv, typeArgv } from '../../src/core/agentActions';
+import { ACTION_SCRIPT, ACTION_STOPPED, CLEARED_MODIFIERS, clickArgv, keyArgv, stoppableArgv, typeArgv } from '../../src/core/actions/xdotool';
 import { runStoppable } from '../../src/core/runner';
 
 test('every xdotool action releases Control, Shift, Alt and Super before it acts, in the same xdotool run', () => {
-  for (const argv of [typeArgv('w'), keyArgv('ctrl+w'), pointerArgv({ kind: 'click', at: { x: 1, y: 2 }, button: 'left', double: false }, { width: 10, height: 10 })]) {
+  for (const argv of [typeArgv('w'), keyArgv('ctrl+w'), clickArgv({ at: { x: 1, y: 2 }, button: 'left', double: false }, { width: 10, height: 10 })]) {
     const wrapped = stoppableArgv(argv);
     assert.deepEqual(wrapped.slice(0, 3), ['python3', '-c', ACTION_SCRIPT]);
     assert.deepEqual(wrapped.slice(3), ['xdotool', 'keyup', ...CLEARED_MODIFIERS, ...argv.slice(1)], 'keyup first, then the action');

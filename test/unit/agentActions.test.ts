@@ -5,22 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { describe, test } from 'node:test';
-import {
-  ActionInputError,
-  MAX_TEXT_LENGTH,
-  keyArgv,
-  normalizeChord,
-  openBrowserArgv,
-  openUrlArgv,
-  parseAction,
-  parseScreenshotOutput,
-  pngSize,
-  pointerArgv,
-  typeArgv,
-  typeChunks,
-  withEnv,
-  type ActionKind,
-} from '../../src/core/agentActions';
+import { parseAction, type ActionKind } from '../../src/core/actions/catalog';
+import { openBrowserArgv, openUrlArgv } from '../../src/core/actions/chromium';
+import { ActionInputError, MAX_TEXT_LENGTH } from '../../src/core/actions/input';
+import { normalizeChord } from '../../src/core/actions/keys';
+import { parseScreenshotOutput, pngSize } from '../../src/core/actions/screenshot';
+import { withEnv } from '../../src/core/actions/sessionExec';
+import { clickArgv, dragArgv, keyArgv, moveArgv, scrollArgv, typeArgv, typeChunks } from '../../src/core/actions/xdotool';
 
 const SCREEN = { width: 1280, height: 800 };
 
@@ -52,17 +43,17 @@ describe('agent action input', () => {
 
   test('coordinates are checked against the screen size before any argv exists', () => {
     const click = parseAction('click', { x: 1280, y: 10 });
-    assert.throws(() => pointerArgv(click, SCREEN), /\(1280, 10\) is outside the 1280x800 screen: x must be 0 to 1279 and y 0 to 799/);
-    assert.throws(() => pointerArgv(parseAction('move', { x: 0, y: 800 }), SCREEN), /outside/);
-    assert.throws(() => pointerArgv(parseAction('drag', { from: { x: 0, y: 0 }, to: { x: 5000, y: 1 } }), SCREEN), /to \(5000, 1\) is outside/);
-    assert.deepEqual(pointerArgv(parseAction('click', { x: 1279, y: 799 }), SCREEN), ['xdotool', 'mousemove', '1279', '799', 'click', '1']);
-    assert.deepEqual(pointerArgv(parseAction('click', { x: 3, y: 4, button: 'right', double: true }), SCREEN), [
+    assert.throws(() => clickArgv(click, SCREEN), /\(1280, 10\) is outside the 1280x800 screen: x must be 0 to 1279 and y 0 to 799/);
+    assert.throws(() => moveArgv(parseAction('move', { x: 0, y: 800 }), SCREEN), /outside/);
+    assert.throws(() => dragArgv(parseAction('drag', { from: { x: 0, y: 0 }, to: { x: 5000, y: 1 } }), SCREEN), /to \(5000, 1\) is outside/);
+    assert.deepEqual(clickArgv(parseAction('click', { x: 1279, y: 799 }), SCREEN), ['xdotool', 'mousemove', '1279', '799', 'click', '1']);
+    assert.deepEqual(clickArgv(parseAction('click', { x: 3, y: 4, button: 'right', double: true }), SCREEN), [
       'xdotool', 'mousemove', '3', '4', 'click', '--repeat', '2', '--delay', '80', '3',
     ]);
-    assert.deepEqual(pointerArgv(parseAction('scroll', { x: 3, y: 4, direction: 'down', amount: 2 }), SCREEN), [
+    assert.deepEqual(scrollArgv(parseAction('scroll', { x: 3, y: 4, direction: 'down', amount: 2 }), SCREEN), [
       'xdotool', 'mousemove', '3', '4', 'click', '--repeat', '2', '--delay', '40', '5',
     ]);
-    const drag = pointerArgv(parseAction('drag', { from: { x: 10, y: 20 }, to: { x: 30, y: 40 } }), SCREEN);
+    const drag = dragArgv(parseAction('drag', { from: { x: 10, y: 20 }, to: { x: 30, y: 40 } }), SCREEN);
     assert.deepEqual(drag.slice(0, 5), ['xdotool', 'mousemove', '10', '20', 'mousedown']);
     assert.deepEqual(drag.slice(-2), ['mouseup', '1']);
   });

@@ -13,7 +13,7 @@ import {
   type StartConsent,
   type StartQuestion,
 } from '../../src/core/consent';
-import { AgentActionRunner } from '../../src/core/agentTools';
+import { AgentActionRunner } from '../../src/core/actions/agentActionRunner';
 import type { Lease } from '../../src/core/lease';
 import { ScreenError, type Problem } from '../../src/core/problem';
 import { SandboxBackends } from '../../src/core/backends/registry';

@@ -11,7 +11,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LeaseStore } from '../../src/core/lease';
-import { prepareToolInvocation } from '../../src/tools';
+import { AGENT_TOOLS } from '../../src/lm/tools';
+import { KeyTool } from '../../src/lm/tools/keyTool';
+import { OpenUrlTool } from '../../src/lm/tools/openUrlTool';
+import { TypeTool } from '../../src/lm/tools/typeTool';
 import { hostProcesses, sh } from '../support/env';
 
 interface CaseResult {
@@ -22,10 +25,8 @@ interface CaseResult {
   readonly notes: string[];
 }
 
-const TOOLS = [
-  'bot-screen_screenshot', 'bot-screen_move', 'bot-screen_click', 'bot-screen_drag', 'bot-screen_scroll',
-  'bot-screen_type', 'bot-screen_key', 'bot-screen_open_url', 'bot-screen_wait',
-];
+/** The product's own list of tools (each class's id), not a copy. */
+const TOOLS = AGENT_TOOLS.map((tool) => tool.id);
 const tag = randomBytes(4).toString('hex');
 const notes: string[] = [];
 
@@ -93,6 +94,9 @@ export async function run(): Promise<void> {
 
     const cases: Array<[string, () => Promise<void>]> = [
       ['every tool is contributed and registered, with an input schema', async () => {
+        const contributed = (extension.packageJSON.contributes.languageModelTools as Array<{ name: string }>).map((t) => t.name);
+        check(JSON.stringify(contributed) === JSON.stringify(TOOLS), `package.json contributes the registered tools: ${contributed.join(', ')}`);
+        check(TOOLS.length === 9, `nine tools: ${TOOLS.join(', ')}`);
         for (const name of TOOLS) {
           const info = vscode.lm.tools.find((t) => t.name === name);
           check(info, `${name} is in vscode.lm.tools`);
@@ -105,25 +109,26 @@ export async function run(): Promise<void> {
         // driver also sees the questions VS Code asks as modal dialogs when these tools run).
         const text = (value: string | vscode.MarkdownString | undefined) => (typeof value === 'string' ? value : value?.value ?? '');
         const url = `https://example.com/path?q=${tag}`;
-        const open = prepareToolInvocation('openUrl', { url });
+        const open = new OpenUrlTool().prepareInvocation({ url });
         check(open.confirmationMessages, 'open_url asks');
         check(text(open.confirmationMessages.message).includes(url), `open_url question: ${text(open.confirmationMessages.message)}`);
         check(text(open.confirmationMessages.message).includes('Site: `example.com`'), 'open_url names the site');
         check(text(open.invocationMessage) === `Opening \`${url}\` on the Bot Screen`, `open_url progress: ${text(open.invocationMessage)}`);
         const typed = `rm -rf ~\u202e\n${'x'.repeat(700)}`;
-        const type = prepareToolInvocation('type', { text: typed });
+        const type = new TypeTool().prepareInvocation({ text: typed });
         check(type.confirmationMessages, 'type asks');
         const question = text(type.confirmationMessages.message);
         check(question.includes('(710 characters)') && question.includes('```text\nrm -rf ~\\u{202E}\nxxx'), `type question: ${question.slice(0, 300)}`);
         check(question.includes('Only the first 500 of 710 characters are shown.') && !question.includes('x'.repeat(499)), 'a long text is cut, and says so');
         check(text(type.invocationMessage).startsWith('Typing `rm -rf ~\\u{202E}⏎xxx') && text(type.invocationMessage).includes('…` (710 characters)'), `type progress: ${text(type.invocationMessage)}`);
-        const key = prepareToolInvocation('key', { chord: 'ctrl+enter' });
+        const key = new KeyTool().prepareInvocation({ chord: 'ctrl+enter' });
         check(text(key.confirmationMessages?.message) === 'The agent wants to press `ctrl+Return` on the Bot Screen.', `key question: ${text(key.confirmationMessages?.message)}`);
         check(text(key.invocationMessage) === 'Pressing `ctrl+Return` on the Bot Screen', `key progress: ${text(key.invocationMessage)}`);
-        for (const [kind, input] of [['screenshot', {}], ['move', { x: 1, y: 1 }], ['wait', { seconds: 1 }], ['click', { x: 1, y: 1 }]] as const) {
-          check(prepareToolInvocation(kind, input).confirmationMessages === undefined, `${kind} asks nothing`);
+        const tool = (id: string) => new (AGENT_TOOLS.find((t) => t.id === id)!)();
+        for (const [id, input] of [['bot-screen_screenshot', {}], ['bot-screen_move', { x: 1, y: 1 }], ['bot-screen_wait', { seconds: 1 }], ['bot-screen_click', { x: 1, y: 1 }]] as const) {
+          check(tool(id).prepareInvocation(input).confirmationMessages === undefined, `${id} asks nothing`);
         }
-        check(prepareToolInvocation('openUrl', { url: 'file:///etc/passwd' }).confirmationMessages === undefined, 'input that is refused anyway asks nothing');
+        check(new OpenUrlTool().prepareInvocation({ url: 'file:///etc/passwd' }).confirmationMessages === undefined, 'input that is refused anyway asks nothing');
       }],
       ['screenshot starts the screen on demand and returns a PNG of the screen size', async () => {
         check(container() === '', 'no sandbox before the first tool call');
