@@ -34,7 +34,7 @@ export function registerAgentTools(ctx: Ctx): AgentActionRunner {
   const runner = new AgentActionRunner(ctx.controller, ctx.control.store, ctx.log);
   const shots = new ScreenshotFolder(vscode.Uri.joinPath(ctx.extension.globalStorageUri, 'screenshots').fsPath);
   for (const { name, kind } of AGENT_TOOLS) {
-    ctx.own(
+    ctx.register(
       vscode.lm.registerTool<unknown>(name, {
         prepareInvocation: (options) => prepareToolInvocation(kind, options.input),
         invoke: async (options, token) => {

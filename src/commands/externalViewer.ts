@@ -4,7 +4,7 @@ import type { Ctx } from '../ctx';
 import { MAX_CONNECTIONS, refusalLog, supported, type Refusal } from '../core/loopbackGuard';
 import { listenForViewers, type ViewerListener } from '../core/viewerListener';
 import { hostPlace } from '../messages';
-import { runningScreen } from './screen';
+import type { Command } from './table';
 
 /**
  * "Connect External VNC Viewer": the screen's RFB on a loopback TCP port for people who prefer a
@@ -33,7 +33,7 @@ async function userSideAddress(port: number): Promise<{ readonly address?: strin
   return { address, web: external.toString(true) };
 }
 
-export function registerExternalViewerCommands(ctx: Ctx): void {
+export function externalViewerCommands(ctx: Ctx): Command[] {
   let listener: ViewerListener | undefined;
   const close = async () => {
     const current = listener;
@@ -43,10 +43,10 @@ export function registerExternalViewerCommands(ctx: Ctx): void {
       ctx.log.info(`closed the external viewer port ${current.port}`);
     }
   };
-  ctx.own(ctx.controller.onStatus((status) => status.state !== 'running' && void close()));
+  ctx.register(ctx.controller.onStatus((status) => status.state !== 'running' && void close()));
   // Keys and buttons an external viewer held are released as soon as it no longer holds control.
-  ctx.own(ctx.control.onDidChange(() => listener?.releaseHeld()));
-  ctx.own({ dispose: () => void close() });
+  ctx.register(ctx.control.onDidChange(() => listener?.releaseHeld()));
+  ctx.register({ dispose: () => void close() });
 
   const log = refusalLog(ctx.log, 'external viewer port');
   let warnedOtherUser = false;
@@ -60,19 +60,7 @@ export function registerExternalViewerCommands(ctx: Ctx): void {
     }
   };
 
-  ctx.registerCommand('botScreen.connectExternalViewer', async () => {
-    if (!supported()) {
-      void vscode.window.showErrorMessage(
-        vscode.l10n.t(
-          'Bot Screen can limit a loopback port to your own user only on Linux, so it does not open the external viewer port on {0}. Use the Screen view instead.',
-          process.platform,
-        ),
-      );
-      return;
-    }
-    if (!(await runningScreen(ctx))) {
-      return;
-    }
+  const connect = async (): Promise<void> => {
     listener ??= await listenForViewers({
       openRelay: () => ctx.controller.openRelay(),
       control: {
@@ -112,5 +100,19 @@ export function registerExternalViewerCommands(ctx: Ctx): void {
         vscode.l10n.t('No VNC viewer is connected to {0} yet. Connect it, then run Connect External VNC Viewer again to take control.', address),
       );
     }
-  });
+  };
+  return [
+    {
+      id: 'botScreen.connectExternalViewer',
+      needsScreen: true,
+      unavailable: () =>
+        supported()
+          ? undefined
+          : vscode.l10n.t(
+              'Bot Screen can limit a loopback port to your own user only on Linux, so it does not open the external viewer port on {0}. Use the Screen view instead.',
+              process.platform,
+            ),
+      run: connect,
+    },
+  ];
 }

@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import { captureScreenshot } from '../core/agentTools';
+import { errorMessage } from '../core/problem';
 import type { Ctx } from '../ctx';
-import { runningScreen } from './screen';
+import type { Command, RunningScreen } from './table';
 
 /**
  * "Bot Screen: Save Screenshot": a PNG of the screen, written where the user chooses. The picture
@@ -11,24 +12,25 @@ import { runningScreen } from './screen';
  * (scripts, tests), it writes there without asking; the editor title button passes the panel's
  * own `webview-panel:` Uri, which is no place to write, so it asks.
  */
-export function registerScreenshotCommands(ctx: Ctx): void {
-  ctx.registerCommand('botScreen.saveScreenshot', (target?: unknown) =>
-    saveScreenshot(ctx, target instanceof vscode.Uri && vscode.workspace.fs.isWritableFileSystem(target.scheme) ? target : undefined),
-  );
+export function screenshotCommands(ctx: Ctx): Command[] {
+  return [
+    {
+      id: 'botScreen.saveScreenshot',
+      // Like every command that acts on the screen: started first when it is not running (a
+      // failed start is reported by Start itself).
+      needsScreen: true,
+      run: (running, target?: unknown) =>
+        saveScreenshot(ctx, running, target instanceof vscode.Uri && vscode.workspace.fs.isWritableFileSystem(target.scheme) ? target : undefined),
+    },
+  ];
 }
 
-async function saveScreenshot(ctx: Ctx, target: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
-  // Like every command that acts on the screen: started first when it is not running (a failed
-  // start is reported by Start itself).
-  const running = await runningScreen(ctx);
-  if (!running) {
-    return undefined;
-  }
+async function saveScreenshot(ctx: Ctx, running: RunningScreen, target: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
   let png: Uint8Array;
   try {
     png = (await captureScreenshot(running)).png;
   } catch (err) {
-    const message = vscode.l10n.t('Could not take a screenshot: {0}', err instanceof Error ? err.message : String(err));
+    const message = vscode.l10n.t('Could not take a screenshot: {0}', errorMessage(err));
     ctx.log.error(message);
     void vscode.window.showErrorMessage(message);
     return undefined;
@@ -48,7 +50,7 @@ async function saveScreenshot(ctx: Ctx, target: vscode.Uri | undefined): Promise
   try {
     await vscode.workspace.fs.writeFile(uri, png);
   } catch (err) {
-    const message = vscode.l10n.t('Could not save the screenshot to {0}: {1}', uri.fsPath, err instanceof Error ? err.message : String(err));
+    const message = vscode.l10n.t('Could not save the screenshot to {0}: {1}', uri.fsPath, errorMessage(err));
     ctx.log.error(message);
     void vscode.window.showErrorMessage(message);
     return undefined;

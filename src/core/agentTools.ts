@@ -39,6 +39,7 @@ import {
 } from './agentActions';
 import type { PublishedScreen } from './launcher';
 import { HumanHasControlError, type Lease } from './lease';
+import type { DisposableLike } from './lifecycle';
 import type { Logger } from './logger';
 import type { Placement } from './placement';
 import { ScreenError, type Problem } from './problem';
@@ -60,8 +61,8 @@ export interface ScreenAccess {
 export interface LeaseGate {
   assertAgentMayAct(): Lease;
   assertAgentStillActs(start: Lease): Lease;
-  /** Called after every transition this process makes; returns the unsubscribe. */
-  onTransition?(listener: () => void): () => void;
+  /** Called after every transition this process makes, until the subscription is disposed. */
+  onTransition?(listener: () => void): DisposableLike;
 }
 
 export type ActionResult =
@@ -256,7 +257,7 @@ export class AgentActionRunner {
     const end = () => {
       watching = false;
       clearInterval(timer);
-      unsubscribe?.();
+      subscription?.dispose();
       signal?.removeEventListener('abort', fire);
     };
     const fire = () => {
@@ -272,7 +273,7 @@ export class AgentActionRunner {
         fire();
       }
     };
-    const unsubscribe = this.lease.onTransition?.(check);
+    const subscription = this.lease.onTransition?.(check);
     const timer = setInterval(check, CONTROL_POLL_MS);
     signal?.addEventListener('abort', fire, { once: true });
     return end;

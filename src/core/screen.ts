@@ -16,9 +16,10 @@ import {
   type PublishedScreen,
 } from './launcher';
 import type { Logger } from './logger';
+import type { ProgressReporter } from './progress';
 import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement, type PlacementSetting } from './placement';
-import { backendSetting, ScreenError, type Problem } from './problem';
+import { backendSetting, errorMessage, problemOf, ScreenError, type Problem } from './problem';
 import { rfbRelayCommand } from './relay';
 import { openStream, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
@@ -72,6 +73,8 @@ export interface ControllerOptions {
   readonly trusted?: () => boolean;
   /** SSH hosts named by a workspace that the user approved (kept across windows). */
   readonly hosts?: HostMemory;
+  /** Told of the long steps of a start (a pull), for the person waiting. */
+  readonly progress?: ProgressReporter;
 }
 
 /** The screen that is running, and everything needed to reach it again. */
@@ -204,7 +207,7 @@ export class ScreenController {
       try {
         target = owner && typeof owner === 'object' ? owner : (await this.settingsTarget(consent))!;
       } catch (err) {
-        const problem = problemOf(err);
+        const problem = problemOf(err, 'start');
         if (problem.code === 'needsConsent') {
           // Nothing changed: the screen is as stopped as before, and the caller says why.
           this.setStatus({ state: 'stopped', placement });
@@ -335,7 +338,7 @@ export class ScreenController {
       return undefined;
     }
     const marker = read.marker;
-    const backend = backendFor(marker.placement, this.settings(), this.log);
+    const backend = backendFor(marker.placement, this.settings(), this.log, this.options.progress);
     if (!backend) {
       this.log.warn(`the screen marker names ${marker.sandbox.backend}, which this version cannot reach; ignoring it`);
       return undefined;
@@ -362,9 +365,9 @@ export class ScreenController {
     if (!placement || this.placementProblem(placement)) {
       return undefined;
     }
-    const backend = backendFor(placement, this.settings(), this.log)!;
+    const backend = backendFor(placement, this.settings(), this.log, this.options.progress)!;
     const sandbox = consent ? await backend.prepare(consent) : await backend.find().catch((err: unknown) => {
-      this.log.debug(`no sandbox to attach to: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.debug(`no sandbox to attach to: ${errorMessage(err)}`);
       return undefined;
     });
     return sandbox ? { placement, backend, sandbox } : undefined;
@@ -383,7 +386,7 @@ export class ScreenController {
       this.markers.write(markerOf(this.key, target, screen));
     } catch (err) {
       // The screen runs regardless; a reload then finds it through the settings instead.
-      this.log.warn(`could not record the screen marker: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`could not record the screen marker: ${errorMessage(err)}`);
     }
     this.setStatus({
       state: 'running',
@@ -407,7 +410,7 @@ export class ScreenController {
       return;
     }
     this.log.info(`stopping the screen: idle for ${Math.round(idleMs / 1000)} s (botScreen.idleStopMinutes ${minutes})`);
-    await this.stop().catch((err: unknown) => this.log.warn(`idle stop failed: ${err instanceof Error ? err.message : String(err)}`));
+    await this.stop().catch((err: unknown) => this.log.warn(`idle stop failed: ${errorMessage(err)}`));
   }
 
   private forget(): void {
@@ -461,7 +464,7 @@ export class ScreenController {
       return;
     }
     const placement = this.current.placement ?? this.placement();
-    const backend = placement?.where === 'sandbox' ? backendFor(placement, this.settings(), this.log) : undefined;
+    const backend = placement?.where === 'sandbox' ? backendFor(placement, this.settings(), this.log, this.options.progress) : undefined;
     const imageSwitch = backend?.pendingSwitch ? await backend.pendingSwitch().catch(() => undefined) : undefined;
     if (imageSwitch?.current !== this.current.imageSwitch?.current || imageSwitch?.target !== this.current.imageSwitch?.target) {
       this.setStatus({ ...this.current, imageSwitch });
@@ -490,9 +493,5 @@ function markerOf(workspaceKey: string, target: Live, screen: PublishedScreen): 
     geometry: screen.geometry,
     startedAt: new Date().toISOString(),
   };
-}
-
-function problemOf(err: unknown): Problem {
-  return err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: 'start', detail: err instanceof Error ? err.message : String(err) };
 }
 

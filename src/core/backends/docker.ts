@@ -1,5 +1,6 @@
 import { approveReplacement, cannotAsk, type StartConsent } from '../consent';
 import type { Logger } from '../logger';
+import type { ProgressReporter } from '../progress';
 import { backendSetting, ScreenError } from '../problem';
 import { run } from '../runner';
 import { SANDBOX_IMAGE, isOwnImage } from '../sandboxImage';
@@ -35,6 +36,8 @@ export class DockerBackend implements SandboxBackend {
     private readonly workspaceKey: string,
     private readonly log: Logger,
     flavour: 'docker' | 'podman' = 'docker',
+    /** Told when a long step starts (a pull), for the person waiting. */
+    private readonly progress?: ProgressReporter,
   ) {
     this.docker = new DockerCli(config.cli, flavour);
   }
@@ -105,7 +108,7 @@ export class DockerBackend implements SandboxBackend {
       throw new ScreenError({ code: 'imageMissing', image, buildable: image === SANDBOX_IMAGE, keptContainer });
     }
     this.log.info(`pulling ${image}`);
-    this.log.progress?.({ kind: 'pullingImage', image });
+    this.progress?.({ kind: 'pullingImage', image });
     const pulled = await run(this.docker.pull(image), { timeoutMs: 30 * 60_000 });
     if (pulled.exitCode !== 0) {
       const detail = (pulled.stderr || pulled.stdout).trim().split('\n').slice(-3).join(' ') || (pulled.timedOut ? 'timed out' : '');

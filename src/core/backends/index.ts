@@ -1,4 +1,5 @@
 import type { Logger } from '../logger';
+import type { ProgressReporter } from '../progress';
 import type { BackendName, Placement } from '../placement';
 import type { ScreenSettings } from '../screen';
 import { ApptainerBackend } from './apptainer';
@@ -12,20 +13,20 @@ import { SshBackend } from './ssh';
  * The backend that hosts a placement's screen; undefined for a refused placement, and for a
  * backend name this version does not know (a marker written by another version).
  */
-export function backendFor(placement: Placement, settings: ScreenSettings, log: Logger): SandboxBackend | undefined {
+export function backendFor(placement: Placement, settings: ScreenSettings, log: Logger, progress?: ProgressReporter): SandboxBackend | undefined {
   if (placement.where === 'host') {
     return new HostBackend(placement.backend);
   }
-  return placement.where === 'sandbox' ? sandboxBackend(placement.backend, settings, log) : undefined;
+  return placement.where === 'sandbox' ? sandboxBackend(placement.backend, settings, log, progress) : undefined;
 }
 
-function sandboxBackend(backend: BackendName, settings: ScreenSettings, log: Logger): SandboxBackend | undefined {
+function sandboxBackend(backend: BackendName, settings: ScreenSettings, log: Logger, progress?: ProgressReporter): SandboxBackend | undefined {
   switch (backend) {
     case 'docker':
-      return new DockerBackend(settings.docker, settings.workspaceKey, log);
+      return new DockerBackend(settings.docker, settings.workspaceKey, log, 'docker', progress);
     case 'podman':
       // Podman's CLI is Docker's: the same container management, its own settings.
-      return new DockerBackend(settings.podman, settings.workspaceKey, log, 'podman');
+      return new DockerBackend(settings.podman, settings.workspaceKey, log, 'podman', progress);
     case 'ssh':
       return new SshBackend(settings.ssh, log);
     case 'apptainer':
