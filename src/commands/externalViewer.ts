@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
+import { Disposable, toDisposable } from '../core/lifecycle';
 import { MAX_CONNECTIONS, refusalLog, supported, type Refusal } from '../core/loopbackGuard';
 import { listenForViewers, type ViewerListener } from '../core/viewerListener';
 import { hostPlace } from '../messages';
@@ -34,73 +35,7 @@ async function userSideAddress(port: number): Promise<{ readonly address?: strin
 }
 
 export function externalViewerCommands(ctx: Ctx): Command[] {
-  let listener: ViewerListener | undefined;
-  const close = async () => {
-    const current = listener;
-    listener = undefined;
-    if (current) {
-      await current.close(); // each connection hands back as it closes
-      ctx.log.info(`closed the external viewer port ${current.port}`);
-    }
-  };
-  ctx.register(ctx.controller.onStatus((status) => status.state !== 'running' && void close()));
-  // Keys and buttons an external viewer held are released as soon as it no longer holds control.
-  ctx.register(ctx.control.onDidChange(() => listener?.releaseHeld()));
-  ctx.register({ dispose: () => void close() });
-
-  const log = refusalLog(ctx.log, 'external viewer port');
-  let warnedOtherUser = false;
-  const onRefused = (reason: Refusal, detail: string) => {
-    log(reason, detail);
-    if (reason === 'otherUser' && !warnedOtherUser) {
-      warnedOtherUser = true;
-      void vscode.window.showWarningMessage(
-        vscode.l10n.t('Another user of this machine tried to connect to the external VNC viewer port; Bot Screen refused it ({0}).', detail),
-      );
-    }
-  };
-
-  const connect = async (): Promise<void> => {
-    listener ??= await listenForViewers({
-      openRelay: () => ctx.controller.openRelay(),
-      control: {
-        holds: (viewerId) => ctx.control.viewerHolds(viewerId),
-        take: (viewerId) => void ctx.control.take(viewerId),
-        handBack: (viewerId) => void ctx.control.handBack(viewerId),
-      },
-      viewerPrefix,
-      onRefused,
-    });
-    const local = `127.0.0.1:${listener.port}`;
-    const { address, web } = await userSideAddress(listener.port);
-    if (!address) {
-      ctx.log.warn(`the external viewer port ${local} is forwarded to the user only as ${web}, which a VNC viewer cannot use`);
-      void vscode.window.showWarningMessage(
-        vscode.l10n.t('VS Code forwards the viewer port opened {0} only as the web address {1}, which a VNC viewer cannot connect to. Use the Screen view, or a VNC viewer {0}.', hostPlace(), web),
-      );
-      return;
-    }
-    ctx.log.info(`external viewers of this user may connect to ${local}${address === local ? '' : `, reachable as ${address}`} (at most ${MAX_CONNECTIONS} at once)`);
-    await vscode.env.clipboard.writeText(address);
-    const take = vscode.l10n.t('Take control for the external viewer');
-    const choice = await vscode.window.showInformationMessage(
-      vscode.env.remoteName
-        ? vscode.l10n.t('Point a VNC viewer on your machine at {0} (copied; VS Code forwards it from the port {1} opened {2}, no password). It is view-only until it takes control.', address, String(listener.port), hostPlace())
-        : vscode.l10n.t('Point a VNC viewer at {0} (copied; no password: only your user on this machine can connect). It is view-only until it takes control.', address),
-      take,
-    );
-    if (choice !== take) {
-      return;
-    }
-    const granted = listener?.takeControl();
-    if (granted) {
-      ctx.log.info(`control given to external viewer connection ${granted}`);
-    } else {
-      void vscode.window.showWarningMessage(
-        vscode.l10n.t('No VNC viewer is connected to {0} yet. Connect it, then run Connect External VNC Viewer again to take control.', address),
-      );
-    }
-  };
+  const port = ctx.register(new ExternalViewerPort(ctx));
   return [
     {
       id: 'botScreen.connectExternalViewer',
@@ -112,7 +47,84 @@ export function externalViewerCommands(ctx: Ctx): Command[] {
               'Bot Screen can limit a loopback port to your own user only on Linux, so it does not open the external viewer port on {0}. Use the Screen view instead.',
               process.platform,
             ),
-      run: connect,
+      run: () => port.connect(),
     },
   ];
+}
+
+/** This window's external viewer port: opened on demand, closed when the screen stops or the window closes. */
+class ExternalViewerPort extends Disposable {
+  private listener: ViewerListener | undefined;
+  private readonly log: (reason: Refusal, detail: string) => void;
+  private warnedOtherUser = false;
+
+  constructor(private readonly ctx: Ctx) {
+    super();
+    this.log = refusalLog(ctx.log, 'external viewer port');
+    this.register(ctx.controller.onStatus((status) => status.state !== 'running' && void this.close()));
+    // Keys and buttons an external viewer held are released as soon as it no longer holds control.
+    this.register(ctx.control.onDidChange(() => this.listener?.releaseHeld()));
+    this.register(toDisposable(() => void this.close()));
+  }
+
+  async connect(): Promise<void> {
+    const listener = (this.listener ??= await listenForViewers({
+      openRelay: () => this.ctx.controller.openRelay(),
+      control: {
+        holds: (viewerId) => this.ctx.control.viewerHolds(viewerId),
+        take: (viewerId) => void this.ctx.control.take(viewerId),
+        handBack: (viewerId) => void this.ctx.control.handBack(viewerId),
+      },
+      viewerPrefix,
+      onRefused: (reason, detail) => this.onRefused(reason, detail),
+    }));
+    const local = `127.0.0.1:${listener.port}`;
+    const { address, web } = await userSideAddress(listener.port);
+    if (!address) {
+      this.ctx.log.warn(`the external viewer port ${local} is forwarded to the user only as ${web}, which a VNC viewer cannot use`);
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('VS Code forwards the viewer port opened {0} only as the web address {1}, which a VNC viewer cannot connect to. Use the Screen view, or a VNC viewer {0}.', hostPlace(), web),
+      );
+      return;
+    }
+    this.ctx.log.info(`external viewers of this user may connect to ${local}${address === local ? '' : `, reachable as ${address}`} (at most ${MAX_CONNECTIONS} at once)`);
+    await vscode.env.clipboard.writeText(address);
+    const take = vscode.l10n.t('Take control for the external viewer');
+    const choice = await vscode.window.showInformationMessage(
+      vscode.env.remoteName
+        ? vscode.l10n.t('Point a VNC viewer on your machine at {0} (copied; VS Code forwards it from the port {1} opened {2}, no password). It is view-only until it takes control.', address, String(listener.port), hostPlace())
+        : vscode.l10n.t('Point a VNC viewer at {0} (copied; no password: only your user on this machine can connect). It is view-only until it takes control.', address),
+      take,
+    );
+    if (choice !== take) {
+      return;
+    }
+    const granted = this.listener?.takeControl();
+    if (granted) {
+      this.ctx.log.info(`control given to external viewer connection ${granted}`);
+    } else {
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('No VNC viewer is connected to {0} yet. Connect it, then run Connect External VNC Viewer again to take control.', address),
+      );
+    }
+  }
+
+  private async close(): Promise<void> {
+    const current = this.listener;
+    this.listener = undefined;
+    if (current) {
+      await current.close(); // each connection hands back as it closes
+      this.ctx.log.info(`closed the external viewer port ${current.port}`);
+    }
+  }
+
+  private onRefused(reason: Refusal, detail: string): void {
+    this.log(reason, detail);
+    if (reason === 'otherUser' && !this.warnedOtherUser) {
+      this.warnedOtherUser = true;
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('Another user of this machine tried to connect to the external VNC viewer port; Bot Screen refused it ({0}).', detail),
+      );
+    }
+  }
 }
