@@ -1,3 +1,8 @@
+/**
+ * The extension's entry point: activation builds the context (src/ctx.ts), registers the command
+ * table and the agent tools, and resumes a screen that outlived a window reload; deactivation
+ * disposes the context.
+ */
 import * as vscode from 'vscode';
 import { browserCommands } from './commands/browser';
 import { controlCommands } from './commands/control';

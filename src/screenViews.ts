@@ -1,3 +1,4 @@
+/** The two homes of the screen's viewer: the sidebar Screen view and the editor panel. */
 import * as vscode from 'vscode';
 import type { Control } from './control';
 import { Disposable } from './core/lifecycle';

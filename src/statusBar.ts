@@ -1,3 +1,7 @@
+/**
+ * The "Screen:" status bar item: where the screen runs or would run, whether it runs, who has
+ * control, and a tooltip of command links.
+ */
 import * as vscode from 'vscode';
 import type { Control } from './control';
 import { Disposable } from './core/lifecycle';

@@ -1,3 +1,4 @@
+/** The control commands: Take control and Hand back from the palette. */
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { SCREEN_VIEW_ID } from '../screenViews';

@@ -1,3 +1,7 @@
+/**
+ * The screen's own commands: Start, Stop, Open in Editor, Show Logs, Install Desktop on this
+ * machine, and the Screen view's fix buttons.
+ */
 import * as vscode from 'vscode';
 import { backendSetting } from '../core/problem';
 import type { Ctx } from '../ctx';

@@ -1,3 +1,4 @@
+/** The sandbox terminal: a command, a terminal profile, and DISPLAY for terminals on this machine. */
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import type { ScreenStatus } from '../core/screen';
