@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { LeaseStore, type Lease } from './core/lease';
+import { Disposable, toDisposable } from './core/lifecycle';
 
 const REREAD_MS = 500;
 
@@ -8,17 +9,17 @@ const REREAD_MS = 500;
  * on every message without touching the disk, refreshed after our own transitions and every
  * half second for other windows' (the file is the truth shared by every process).
  */
-export class Control implements vscode.Disposable {
+export class Control extends Disposable {
   private lease: Lease;
-  private readonly changed = new vscode.EventEmitter<Lease>();
+  private readonly changed = this.register(new vscode.EventEmitter<Lease>());
   readonly onDidChange = this.changed.event;
-  private readonly timer: NodeJS.Timeout;
-  private readonly unsubscribe: () => void;
 
   constructor(readonly store: LeaseStore) {
+    super();
     this.lease = store.read();
-    this.unsubscribe = store.onTransition((lease) => this.update(lease));
-    this.timer = setInterval(() => this.update(store.read()), REREAD_MS);
+    this.register(store.onTransition((lease) => this.update(lease)));
+    const timer = setInterval(() => this.update(store.read()), REREAD_MS);
+    this.register(toDisposable(() => clearInterval(timer)));
   }
 
   get current(): Lease {
@@ -41,12 +42,6 @@ export class Control implements vscode.Disposable {
   /** Hands back if this viewer holds; `force` also ends another viewer's (or a broken) lease. */
   handBack(viewerId: string | undefined, force = false): Lease {
     return this.store.release(viewerId, { force });
-  }
-
-  dispose(): void {
-    clearInterval(this.timer);
-    this.unsubscribe();
-    this.changed.dispose();
   }
 
   private update(lease: Lease): void {

@@ -1,9 +1,11 @@
 import * as vscode from 'vscode';
 import { Control } from './control';
+import { PortForwarder } from './core/forward';
 import { LeaseStore } from './core/lease';
-import type { Logger } from './core/logger';
+import { Disposable } from './core/lifecycle';
 import { MarkerStore } from './core/marker';
 import { SandboxBackends } from './core/backends/registry';
+import type { ProgressStep } from './core/progress';
 import { ScreenController } from './core/screen';
 import { readSettings, workspaceKey } from './settings';
 import { ScreenViews } from './screenViews';
@@ -11,32 +13,38 @@ import { PlacementStatusBar } from './statusBar';
 import { approvedHosts, IgnoredSettingsNotice } from './trust';
 
 /**
- * The one owner of the extension's VS Code objects: everything registered here is disposed on
- * deactivation, which also kills every relay (never the screens, which outlive a window reload).
+ * The one owner of the extension's objects: everything registered here is disposed on
+ * deactivation, which also kills every relay and closes every forward (never the screens, which
+ * outlive a window reload).
  */
-export class Ctx implements vscode.Disposable {
+export class Ctx extends Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly controller: ScreenController;
   readonly views: ScreenViews;
   readonly control: Control;
   /** Long work outside a start or stop (an image build) shows its spinner through whileBusy. */
   readonly statusBar: PlacementStatusBar;
-  private readonly disposables: vscode.Disposable[] = [];
+  /** Ports of the running screen's sandbox forwarded here; closed when the screen stops. */
+  readonly forwards: PortForwarder;
 
   constructor(readonly extension: vscode.ExtensionContext) {
-    this.log = this.own(vscode.window.createOutputChannel(vscode.l10n.t('Bot Screen'), { log: true }));
+    super();
+    this.log = this.register(vscode.window.createOutputChannel(vscode.l10n.t('Bot Screen'), { log: true }));
     const markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath);
     const leases = new LeaseStore(vscode.Uri.joinPath(extension.globalStorageUri, 'leases').fsPath, workspaceKey());
-    this.control = this.own(new Control(leases));
-    this.controller = new ScreenController(new SandboxBackends(), () => readSettings(this.log), this.withProgress(this.log), markers, {
-      humanHasControl: () => this.control.humanHolds(),
-      // Restricted Mode: nothing runs, not even a probe.
-      trusted: () => vscode.workspace.isTrusted,
-      hosts: approvedHosts(extension.globalState),
-    });
-    this.own({ dispose: () => this.controller.dispose() });
-    this.views = this.own(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
-    this.statusBar = this.own(new PlacementStatusBar(this.controller, this.control));
+    this.control = this.register(new Control(leases));
+    this.controller = this.register(
+      new ScreenController(new SandboxBackends((step) => this.showProgress(step)), () => readSettings(this.log), this.log, markers, {
+        humanHasControl: () => this.control.humanHolds(),
+        // Restricted Mode: nothing runs, not even a probe.
+        trusted: () => vscode.workspace.isTrusted,
+        hosts: approvedHosts(extension.globalState),
+      }),
+    );
+    this.forwards = this.register(new PortForwarder());
+    this.register(this.controller.onStatus((status) => status.state !== 'running' && void this.forwards.close()));
+    this.views = this.register(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
+    this.statusBar = this.register(new PlacementStatusBar(this.controller, this.control));
     // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
     // control or Hand back (Hand back only where this window holds control), Switch/Keep only
     // while the image question is open, Install Desktop only for a screen on this machine.
@@ -56,9 +64,9 @@ export class Ctx implements vscode.Disposable {
     };
     const notice = new IgnoredSettingsNotice(this.log);
     notice.check();
-    this.own(this.controller.onStatus(screenContext));
-    this.own(this.control.onDidChange(controlContext));
-    this.own(
+    this.register(this.controller.onStatus(screenContext));
+    this.register(this.control.onDidChange(controlContext));
+    this.register(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('botScreen')) {
           notice.check();
@@ -70,45 +78,19 @@ export class Ctx implements vscode.Disposable {
     controlContext();
   }
 
-  /**
-   * The core's log plus its progress steps as a notification, shown until the screen's current
-   * operation (a start, a switch) ends.
-   */
-  private withProgress(log: vscode.LogOutputChannel): Logger {
-    return {
-      debug: (message) => log.debug(message),
-      info: (message) => log.info(message),
-      warn: (message) => log.warn(message),
-      error: (message) => log.error(message),
-      progress: (step) => {
-        void vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Bot Screen: pulling the image {0}…', step.image) },
-          () =>
-            new Promise<void>((resolve) => {
-              const watch = this.controller.onStatus((status) => {
-                if (status.state !== 'starting') {
-                  watch.dispose();
-                  resolve();
-                }
-              });
-            }),
-        );
-      },
-    };
-  }
-
-  registerCommand(id: string, handler: (...args: unknown[]) => unknown): void {
-    this.own(vscode.commands.registerCommand(id, handler));
-  }
-
-  own<T extends vscode.Disposable>(disposable: T): T {
-    this.disposables.push(disposable);
-    return disposable;
-  }
-
-  dispose(): void {
-    for (const disposable of this.disposables.splice(0).reverse()) {
-      disposable.dispose();
-    }
+  /** A long step of the screen's start as a notification, shown until that start ends. */
+  private showProgress(step: ProgressStep): void {
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Bot Screen: pulling the image {0}…', step.image) },
+      () =>
+        new Promise<void>((resolve) => {
+          const watch = this.controller.onStatus((status) => {
+            if (status.state !== 'starting') {
+              watch.dispose();
+              resolve();
+            }
+          });
+        }),
+    );
   }
 }

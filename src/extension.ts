@@ -1,12 +1,18 @@
+/**
+ * The extension's entry point: activation builds the context (src/ctx.ts), registers the command
+ * table and the agent tools, and resumes a screen that outlived a window reload; deactivation
+ * disposes the context.
+ */
 import * as vscode from 'vscode';
-import { registerBrowserCommands } from './commands/browser';
-import { registerControlCommands } from './commands/control';
-import { registerExternalViewerCommands } from './commands/externalViewer';
-import { registerImageCommands } from './commands/image';
-import { registerScreenCommands } from './commands/screen';
-import { registerScreenshotCommands } from './commands/screenshot';
-import { registerTerminalCommands } from './commands/terminal';
-import { registerWalkthrough } from './commands/walkthrough';
+import { browserCommands } from './commands/browser';
+import { controlCommands } from './commands/control';
+import { externalViewerCommands } from './commands/externalViewer';
+import { imageCommands } from './commands/image';
+import { screenCommands } from './commands/screen';
+import { screenshotCommands } from './commands/screenshot';
+import { registerCommands } from './commands/table';
+import { terminalCommands } from './commands/terminal';
+import { walkthroughCommands } from './commands/walkthrough';
 import { Ctx } from './ctx';
 import { migrateRetiredImage, userSetting } from './settings';
 import { registerAgentTools } from './lm/tools';
@@ -16,15 +22,18 @@ let ctx: Ctx | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const current = new Ctx(context);
   ctx = current;
-  registerScreenCommands(current);
-  registerImageCommands(current);
-  registerControlCommands(current);
-  registerTerminalCommands(current);
-  registerScreenshotCommands(current);
+  // Every command of the extension, by family (each file lists its own).
+  registerCommands(current, [
+    screenCommands,
+    imageCommands,
+    controlCommands,
+    terminalCommands,
+    screenshotCommands,
+    externalViewerCommands,
+    browserCommands,
+    walkthroughCommands,
+  ]);
   registerAgentTools(current);
-  registerExternalViewerCommands(current);
-  registerBrowserCommands(current);
-  registerWalkthrough(current);
   if (!vscode.workspace.isTrusted) {
     // Restricted Mode: nothing runs (the controller refuses too); trusting the window resumes.
     void current.controller.attach();

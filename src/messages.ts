@@ -1,12 +1,16 @@
+/**
+ * The localised sentences about the screen shared by the status bar, the Screen view and the
+ * notifications: problems, states, placement, where the extension host runs, who has control.
+ * Sentences used by one command or tool live with it.
+ */
 import * as vscode from 'vscode';
 import type { Placement } from './core/placement';
 import type { StartQuestion } from './core/consent';
 import { problemSetting, type Problem } from './core/problem';
-import type { ScreenStatus } from './core/screen';
-import { fixesFor, type Fix, type FixStrings } from './fixes';
-import type { ScreenState, ScreenStatusView, ViewAction, ViewStrings } from './protocol';
+import type { FixStrings } from './fixes';
+import type { ScreenState, ViewStrings } from './protocol';
+import type { StatusWords } from './statusView';
 
-/** Every user-facing sentence about the screen, localised. */
 
 export function problemMessage(problem: Problem): string {
   switch (problem.code) {
@@ -252,49 +256,9 @@ export function viewStrings(): ViewStrings {
   };
 }
 
-/** What the Screen view shows for a status: headline, detail and the actions on offer. */
-export function statusView(status: ScreenStatus, inEditor: boolean): ScreenStatusView {
-  const actions: ViewAction[] = [];
-  const hostBinariesMissing = status.problem?.code === 'missingBinaries' && status.problem.onHost;
-  switch (status.state) {
-    case 'running':
-      actions.push('stop');
-      break;
-    case 'starting':
-    case 'stopping':
-      break;
-    case 'refused':
-      actions.push(...(status.problem ? fixesFor(status.problem).map(viewAction) : []), 'showLogs');
-      break;
-    default:
-      // The problem's fixes first; a blocker takes the place of Start when starting again
-      // cannot help by itself.
-      actions.push(...(status.problem ? fixesFor(status.problem).map(viewAction) : []));
-      actions.push(hostBinariesMissing ? 'installHostDesktop' : 'start');
-      if (status.problem) {
-        actions.push('showLogs');
-      }
-  }
-  if (!inEditor) {
-    actions.push('openInEditor');
-  }
-  const details = status.problem ? [problemMessage(status.problem)] : [];
-  if (status.imageSwitch) {
-    actions.unshift('switchImage', 'keepImage');
-    details.push(imageSwitchMessage(status.imageSwitch.current, status.imageSwitch.target));
-  }
-  return {
-    state: status.state,
-    stateLabel: stateLabel(status.state),
-    headline: placementHeadline(status.placement),
-    detail: details.join('\n\n'),
-    actions: [...new Set(actions)],
-  };
-}
-
-/** A fix as a button of the view: Retry is the view's Start. */
-function viewAction(fix: Fix): ViewAction {
-  return fix.kind === 'retry' ? 'start' : fix.kind;
+/** The localised sentences of the Screen view's status (src/statusView.ts decides what shows). */
+export function statusWords(): StatusWords {
+  return { problem: problemMessage, state: stateLabel, headline: placementHeadline, imageSwitch: imageSwitchMessage };
 }
 
 function firstLine(text: string): string {

@@ -1,27 +1,22 @@
 /**
  * The person's Save Screenshot: a PNG of the screen, written where the user chooses (or to the
  * given file). The picture is taken when the command runs (before the dialog), inside the sandbox
- * like every screen action; the screen is started first when it is not running. It is the
+ * like every screen action (the command starts the screen first when it is not running). It is the
  * person's own screenshot, so the agent's control lease does not apply.
  */
 import * as vscode from 'vscode';
+import type { RunningScreen } from './commands/table';
 import { captureScreenshot } from './core/actions/screenshot';
+import { errorMessage } from './core/problem';
 import type { Ctx } from './ctx';
-import { runningScreen } from './commands/screen';
 
-/** Takes the screenshot and saves it to `target`, or where the save dialog says; the saved file's Uri. */
-export async function saveScreenshot(ctx: Ctx, target: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
-  // Like every command that acts on the screen: started first when it is not running (a failed
-  // start is reported by Start itself).
-  const running = await runningScreen(ctx);
-  if (!running) {
-    return undefined;
-  }
+/** Takes the screenshot of the running screen and saves it to `target`, or where the save dialog says; the saved file's Uri. */
+export async function saveScreenshot(ctx: Ctx, running: RunningScreen, target: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
   let png: Uint8Array;
   try {
     png = (await captureScreenshot(running)).png;
   } catch (err) {
-    const message = vscode.l10n.t('Could not take a screenshot: {0}', err instanceof Error ? err.message : String(err));
+    const message = vscode.l10n.t('Could not take a screenshot: {0}', errorMessage(err));
     ctx.log.error(message);
     void vscode.window.showErrorMessage(message);
     return undefined;
@@ -41,7 +36,7 @@ export async function saveScreenshot(ctx: Ctx, target: vscode.Uri | undefined): 
   try {
     await vscode.workspace.fs.writeFile(uri, png);
   } catch (err) {
-    const message = vscode.l10n.t('Could not save the screenshot to {0}: {1}', uri.fsPath, err instanceof Error ? err.message : String(err));
+    const message = vscode.l10n.t('Could not save the screenshot to {0}: {1}', uri.fsPath, errorMessage(err));
     ctx.log.error(message);
     void vscode.window.showErrorMessage(message);
     return undefined;

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Control } from './control';
+import { Disposable } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
 import { RfbPump } from './core/pump';
 import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
-import { ScreenError } from './core/problem';
-import { controlLabel, problemMessage, statusView, viewStrings } from './messages';
+import { problemOf } from './core/problem';
+import { controlLabel, problemMessage, statusWords, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
+import { statusView } from './statusView';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
 /**
@@ -19,14 +21,13 @@ import { screenHtml, webviewRoots } from './webviewHtml';
  * Every byte the viewer sends passes an input gate: input reaches the screen only while this
  * viewer holds control.
  */
-export class ScreenWebview implements vscode.Disposable {
+export class ScreenWebview extends Disposable {
   /** A capability: who this viewer is in the lease. Never shown. */
   readonly viewerId = randomUUID();
   private relay: StreamProcess | undefined;
   private gate: RfbInputGate | undefined;
   private pump: RfbPump | undefined;
   private visible: boolean;
-  private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly webview: vscode.Webview,
@@ -37,17 +38,20 @@ export class ScreenWebview implements vscode.Disposable {
     private readonly inEditor: boolean,
     visible: boolean,
   ) {
+    super();
     this.visible = visible;
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
     webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'));
-    this.disposables.push(
-      webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)),
+    this.register(webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)));
+    this.register(
       controller.onStatus((status) => {
         if (status.state !== 'running') {
           this.closeRelay(status.state === 'gone' ? problemMessage({ code: 'sandboxGone' }) : '');
         }
-        this.post({ type: 'status', status: statusView(status, inEditor) });
+        this.post({ type: 'status', status: statusView(status, inEditor, statusWords()) });
       }),
+    );
+    this.register(
       control.onDidChange(() => {
         if (!this.holdsControl()) {
           this.releaseHeld();
@@ -73,11 +77,11 @@ export class ScreenWebview implements vscode.Disposable {
   }
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
-  dispose(): void {
+  override dispose(): void {
     this.releaseHeld(); // before the hand back: the agent's next action finds nothing pressed
     this.control.handBack(this.viewerId);
     this.closeRelay('');
-    vscode.Disposable.from(...this.disposables).dispose();
+    super.dispose();
   }
 
   private receive(message: WebviewToHost): void {
@@ -86,7 +90,7 @@ export class ScreenWebview implements vscode.Disposable {
         // A new document (first load, or re-created after being discarded): any old relay
         // belongs to a session that no longer exists.
         this.closeRelay('');
-        this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor) });
+        this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
         this.postControl();
         break;
       case 'connect':
@@ -105,7 +109,7 @@ export class ScreenWebview implements vscode.Disposable {
           this.control.handBack(this.viewerId);
         } else {
           // A fix of the shown problem goes to the one command that applies fixes, named by its kind.
-          const command = actionCommand(message.action);
+          const command = ACTION_COMMANDS[message.action];
           void vscode.commands.executeCommand(command, ...(command === APPLY_FIX_COMMAND ? [message.action] : []));
         }
         break;
@@ -121,7 +125,7 @@ export class ScreenWebview implements vscode.Disposable {
     try {
       relay = this.controller.openRelay();
     } catch (err) {
-      const reason = err instanceof ScreenError ? problemMessage(err.problem) : String(err);
+      const reason = problemMessage(problemOf(err, 'openRelay'));
       this.post({ type: 'closed', reason });
       return;
     }
@@ -192,32 +196,21 @@ export class ScreenWebview implements vscode.Disposable {
 /** The view's buttons that fix the problem it shows; src/commands/screen.ts runs them. */
 export const APPLY_FIX_COMMAND = 'botScreen.applyFix';
 
-function actionCommand(action: ViewAction): string {
-  switch (action) {
-    case 'start':
-      return 'botScreen.start';
-    case 'stop':
-      return 'botScreen.stop';
-    case 'openInEditor':
-      return 'botScreen.openInEditor';
-    case 'installHostDesktop':
-      return 'botScreen.installHostDesktop';
-    case 'showLogs':
-      return 'botScreen.showLogs';
-    case 'switchImage':
-      return 'botScreen.switchImage';
-    case 'keepImage':
-      return 'botScreen.keepImage';
-    case 'takeControl':
-      return 'botScreen.takeControl';
-    case 'handBack':
-      return 'botScreen.handBack';
-    case 'openSettings':
-    case 'buildImage':
-    case 'startDocker':
-    case 'installDocker':
-    case 'allowHost':
-    case 'manageTrust':
-      return APPLY_FIX_COMMAND;
-  }
-}
+/** The command each of the view's buttons runs (a fix runs the one command that applies fixes). */
+const ACTION_COMMANDS: { readonly [A in ViewAction]: string } = {
+  start: 'botScreen.start',
+  stop: 'botScreen.stop',
+  openInEditor: 'botScreen.openInEditor',
+  installHostDesktop: 'botScreen.installHostDesktop',
+  showLogs: 'botScreen.showLogs',
+  switchImage: 'botScreen.switchImage',
+  keepImage: 'botScreen.keepImage',
+  takeControl: 'botScreen.takeControl',
+  handBack: 'botScreen.handBack',
+  openSettings: APPLY_FIX_COMMAND,
+  buildImage: APPLY_FIX_COMMAND,
+  startDocker: APPLY_FIX_COMMAND,
+  installDocker: APPLY_FIX_COMMAND,
+  allowHost: APPLY_FIX_COMMAND,
+  manageTrust: APPLY_FIX_COMMAND,
+};

@@ -1,5 +1,10 @@
+/**
+ * The "Screen:" status bar item: where the screen runs or would run, whether it runs, who has
+ * control, and a tooltip of command links.
+ */
 import * as vscode from 'vscode';
 import type { Control } from './control';
+import { Disposable } from './core/lifecycle';
 import type { ScreenController, ScreenStatus } from './core/screen';
 import { placementLabel } from './core/placement';
 import { hostShortName, placementHeadline, problemMessage, stateLabel } from './messages';
@@ -20,9 +25,8 @@ export function statusBarVisibility(raw: unknown): StatusBarVisibility {
  * has run (a marker at window start, or any start, stop or attach since), so windows that never
  * use Bot Screen carry no item.
  */
-export class PlacementStatusBar implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('botScreen.placement', vscode.StatusBarAlignment.Left, 50);
-  private readonly disposables: vscode.Disposable[] = [];
+export class PlacementStatusBar extends Disposable {
+  private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.placement', vscode.StatusBarAlignment.Left, 50));
   private used: boolean;
   private busyCount = 0;
 
@@ -30,15 +34,18 @@ export class PlacementStatusBar implements vscode.Disposable {
     private readonly controller: ScreenController,
     private readonly control: Control,
   ) {
+    super();
     this.item.name = vscode.l10n.t('Bot Screen placement');
     this.item.command = 'botScreen.openInEditor';
     this.used = controller.hasMarker();
-    this.disposables.push(
+    this.register(
       controller.onStatus((status) => {
         this.used = true;
         this.render(status);
       }),
-      control.onDidChange(() => this.render(controller.status)),
+    );
+    this.register(control.onDidChange(() => this.render(controller.status)));
+    this.register(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('botScreen')) {
           this.render(controller.status);
@@ -125,10 +132,5 @@ export class PlacementStatusBar implements vscode.Disposable {
     tooltip.appendMarkdown(`\n\n${links.join(' · ')}`);
     this.item.tooltip = tooltip;
     this.item.show();
-  }
-
-  dispose(): void {
-    vscode.Disposable.from(...this.disposables).dispose();
-    this.item.dispose();
   }
 }

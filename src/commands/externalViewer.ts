@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
+import { Disposable, toDisposable } from '../core/lifecycle';
 import { MAX_CONNECTIONS, refusalLog, supported, type Refusal } from '../core/loopbackGuard';
 import { listenForViewers, type ViewerListener } from '../core/viewerListener';
 import { hostPlace } from '../messages';
-import { runningScreen } from './screen';
+import type { Command } from './table';
 
 /**
  * "Connect External VNC Viewer": the screen's RFB on a loopback TCP port for people who prefer a
@@ -33,66 +34,60 @@ async function userSideAddress(port: number): Promise<{ readonly address?: strin
   return { address, web: external.toString(true) };
 }
 
-export function registerExternalViewerCommands(ctx: Ctx): void {
-  let listener: ViewerListener | undefined;
-  const close = async () => {
-    const current = listener;
-    listener = undefined;
-    if (current) {
-      await current.close(); // each connection hands back as it closes
-      ctx.log.info(`closed the external viewer port ${current.port}`);
-    }
-  };
-  ctx.own(ctx.controller.onStatus((status) => status.state !== 'running' && void close()));
-  // Keys and buttons an external viewer held are released as soon as it no longer holds control.
-  ctx.own(ctx.control.onDidChange(() => listener?.releaseHeld()));
-  ctx.own({ dispose: () => void close() });
+export function externalViewerCommands(ctx: Ctx): Command[] {
+  const port = ctx.register(new ExternalViewerPort(ctx));
+  return [
+    {
+      id: 'botScreen.connectExternalViewer',
+      needsScreen: true,
+      unavailable: () =>
+        supported()
+          ? undefined
+          : vscode.l10n.t(
+              'Bot Screen can limit a loopback port to your own user only on Linux, so it does not open the external viewer port on {0}. Use the Screen view instead.',
+              process.platform,
+            ),
+      run: () => port.connect(),
+    },
+  ];
+}
 
-  const log = refusalLog(ctx.log, 'external viewer port');
-  let warnedOtherUser = false;
-  const onRefused = (reason: Refusal, detail: string) => {
-    log(reason, detail);
-    if (reason === 'otherUser' && !warnedOtherUser) {
-      warnedOtherUser = true;
-      void vscode.window.showWarningMessage(
-        vscode.l10n.t('Another user of this machine tried to connect to the external VNC viewer port; Bot Screen refused it ({0}).', detail),
-      );
-    }
-  };
+/** This window's external viewer port: opened on demand, closed when the screen stops or the window closes. */
+class ExternalViewerPort extends Disposable {
+  private listener: ViewerListener | undefined;
+  private readonly log: (reason: Refusal, detail: string) => void;
+  private warnedOtherUser = false;
 
-  ctx.registerCommand('botScreen.connectExternalViewer', async () => {
-    if (!supported()) {
-      void vscode.window.showErrorMessage(
-        vscode.l10n.t(
-          'Bot Screen can limit a loopback port to your own user only on Linux, so it does not open the external viewer port on {0}. Use the Screen view instead.',
-          process.platform,
-        ),
-      );
-      return;
-    }
-    if (!(await runningScreen(ctx))) {
-      return;
-    }
-    listener ??= await listenForViewers({
-      openRelay: () => ctx.controller.openRelay(),
+  constructor(private readonly ctx: Ctx) {
+    super();
+    this.log = refusalLog(ctx.log, 'external viewer port');
+    this.register(ctx.controller.onStatus((status) => status.state !== 'running' && void this.close()));
+    // Keys and buttons an external viewer held are released as soon as it no longer holds control.
+    this.register(ctx.control.onDidChange(() => this.listener?.releaseHeld()));
+    this.register(toDisposable(() => void this.close()));
+  }
+
+  async connect(): Promise<void> {
+    const listener = (this.listener ??= await listenForViewers({
+      openRelay: () => this.ctx.controller.openRelay(),
       control: {
-        holds: (viewerId) => ctx.control.viewerHolds(viewerId),
-        take: (viewerId) => void ctx.control.take(viewerId),
-        handBack: (viewerId) => void ctx.control.handBack(viewerId),
+        holds: (viewerId) => this.ctx.control.viewerHolds(viewerId),
+        take: (viewerId) => void this.ctx.control.take(viewerId),
+        handBack: (viewerId) => void this.ctx.control.handBack(viewerId),
       },
       viewerPrefix,
-      onRefused,
-    });
+      onRefused: (reason, detail) => this.onRefused(reason, detail),
+    }));
     const local = `127.0.0.1:${listener.port}`;
     const { address, web } = await userSideAddress(listener.port);
     if (!address) {
-      ctx.log.warn(`the external viewer port ${local} is forwarded to the user only as ${web}, which a VNC viewer cannot use`);
+      this.ctx.log.warn(`the external viewer port ${local} is forwarded to the user only as ${web}, which a VNC viewer cannot use`);
       void vscode.window.showWarningMessage(
         vscode.l10n.t('VS Code forwards the viewer port opened {0} only as the web address {1}, which a VNC viewer cannot connect to. Use the Screen view, or a VNC viewer {0}.', hostPlace(), web),
       );
       return;
     }
-    ctx.log.info(`external viewers of this user may connect to ${local}${address === local ? '' : `, reachable as ${address}`} (at most ${MAX_CONNECTIONS} at once)`);
+    this.ctx.log.info(`external viewers of this user may connect to ${local}${address === local ? '' : `, reachable as ${address}`} (at most ${MAX_CONNECTIONS} at once)`);
     await vscode.env.clipboard.writeText(address);
     const take = vscode.l10n.t('Take control for the external viewer');
     const choice = await vscode.window.showInformationMessage(
@@ -104,13 +99,32 @@ export function registerExternalViewerCommands(ctx: Ctx): void {
     if (choice !== take) {
       return;
     }
-    const granted = listener?.takeControl();
+    const granted = this.listener?.takeControl();
     if (granted) {
-      ctx.log.info(`control given to external viewer connection ${granted}`);
+      this.ctx.log.info(`control given to external viewer connection ${granted}`);
     } else {
       void vscode.window.showWarningMessage(
         vscode.l10n.t('No VNC viewer is connected to {0} yet. Connect it, then run Connect External VNC Viewer again to take control.', address),
       );
     }
-  });
+  }
+
+  private async close(): Promise<void> {
+    const current = this.listener;
+    this.listener = undefined;
+    if (current) {
+      await current.close(); // each connection hands back as it closes
+      this.ctx.log.info(`closed the external viewer port ${current.port}`);
+    }
+  }
+
+  private onRefused(reason: Refusal, detail: string): void {
+    this.log(reason, detail);
+    if (reason === 'otherUser' && !this.warnedOtherUser) {
+      this.warnedOtherUser = true;
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('Another user of this machine tried to connect to the external VNC viewer port; Bot Screen refused it ({0}).', detail),
+      );
+    }
+  }
 }

@@ -3,10 +3,12 @@ import { ScreenError } from '../core/problem';
 import { SANDBOX_CONTEXT_HASH, SANDBOX_IMAGE, imageId, isOwnImage, startBuild, type BuildResult } from '../core/sandboxImage';
 import { isValidImage } from '../core/validate';
 import type { Ctx } from '../ctx';
+import { BUILD_IMAGE_COMMAND } from '../fixes';
 import { imageBuildCost } from '../messages';
 import { engineOf, pinImage, readImageBuildSettings, readSettings } from '../settings';
 import { report } from '../problemUi';
 import { askPerson } from '../trust';
+import type { Command } from './table';
 import { markWalkthrough } from './walkthrough';
 
 /**
@@ -15,10 +17,12 @@ import { markWalkthrough } from './walkthrough';
  * Switch image / Keep current image, the two answers to a pending default-image change. Switch and
  * Keep pin an image, which ends the question; nothing headless ever answers it.
  */
-export function registerImageCommands(ctx: Ctx): void {
-  ctx.registerCommand('botScreen.switchImage', () => switchImage(ctx));
-  ctx.registerCommand('botScreen.keepImage', () => keepImage(ctx));
-  ctx.registerCommand('botScreen.buildImage', () => buildImageCommand(ctx));
+export function imageCommands(ctx: Ctx): Command[] {
+  return [
+    { id: 'botScreen.switchImage', run: () => switchImage(ctx) },
+    { id: 'botScreen.keepImage', run: () => keepImage(ctx) },
+    { id: BUILD_IMAGE_COMMAND, run: () => buildImageCommand(ctx) },
+  ];
 }
 
 /** Start, building the default image first when the user agrees to. */

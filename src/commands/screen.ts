@@ -1,3 +1,7 @@
+/**
+ * The screen's own commands: Start, Stop, Open in Editor, Show Logs, Install Desktop on this
+ * machine, and the Screen view's fix buttons.
+ */
 import * as vscode from 'vscode';
 import { backendSetting } from '../core/problem';
 import type { Ctx } from '../ctx';
@@ -8,6 +12,7 @@ import { APPLY_FIX_COMMAND } from '../screenWebview';
 import { startScreen } from './image';
 import { DEFAULT_IMAGE } from '../settings';
 import { SCREEN_VIEW_ID } from '../screenViews';
+import type { Command } from './table';
 
 /** The Debian packages that make the host able to run the screen (gateway placement). */
 export const HOST_DESKTOP_PACKAGES = [
@@ -15,23 +20,30 @@ export const HOST_DESKTOP_PACKAGES = [
   'xfce4-terminal', 'dbus-x11', 'xauth', 'x11-utils', 'x11-xserver-utils', 'xdotool', 'python3', 'fonts-dejavu-core', 'procps',
 ];
 
-export function registerScreenCommands(ctx: Ctx): void {
-  ctx.registerCommand('botScreen.start', async () => {
-    void vscode.commands.executeCommand(`${SCREEN_VIEW_ID}.focus`);
-    await report(ctx, () => startScreen(ctx), 'botScreen.start');
-  });
-  ctx.registerCommand('botScreen.stop', () => report(ctx, () => ctx.controller.stop(), 'botScreen.stop'));
-  ctx.registerCommand('botScreen.openInEditor', () => ctx.views.openInEditor());
-  ctx.registerCommand('botScreen.showLogs', () => ctx.log.show(true));
-  ctx.registerCommand('botScreen.installHostDesktop', () => installHostDesktop(ctx));
-  // The Screen view's fix buttons: the fix of that kind for the problem the view shows now.
-  ctx.registerCommand(APPLY_FIX_COMMAND, async (kind: unknown) => {
-    const problem = ctx.controller.status.problem;
-    const fix = problem ? fixesFor(problem).find((candidate) => candidate.kind === kind) : undefined;
-    if (fix) {
-      await applyFix({ log: ctx.log, manifest: ctx.extension.extension.packageJSON }, fix);
-    }
-  });
+export function screenCommands(ctx: Ctx): Command[] {
+  return [
+    {
+      id: 'botScreen.start',
+      run: async () => {
+        void vscode.commands.executeCommand(`${SCREEN_VIEW_ID}.focus`);
+        await report(ctx, () => startScreen(ctx), 'botScreen.start');
+      },
+    },
+    { id: 'botScreen.stop', run: () => report(ctx, () => ctx.controller.stop(), 'botScreen.stop') },
+    { id: 'botScreen.openInEditor', run: () => ctx.views.openInEditor() },
+    { id: 'botScreen.showLogs', run: () => ctx.log.show(true) },
+    { id: 'botScreen.installHostDesktop', run: () => installHostDesktop(ctx) },
+    // The Screen view's fix buttons: the fix of that kind for the problem the view shows now.
+    { id: APPLY_FIX_COMMAND, run: (kind) => applyViewFix(ctx, kind) },
+  ];
+}
+
+async function applyViewFix(ctx: Ctx, kind: unknown): Promise<void> {
+  const problem = ctx.controller.status.problem;
+  const fix = problem ? fixesFor(problem).find((candidate) => candidate.kind === kind) : undefined;
+  if (fix) {
+    await applyFix({ log: ctx.log, manifest: ctx.extension.extension.packageJSON }, fix);
+  }
 }
 
 /**
@@ -53,15 +65,4 @@ function installHostDesktop(ctx: Ctx): void {
   const terminal = vscode.window.createTerminal({ name: vscode.l10n.t('Bot Screen: install desktop') });
   terminal.show();
   terminal.sendText(`${sudo}apt-get update && ${sudo}apt-get install -y --no-install-recommends ${HOST_DESKTOP_PACKAGES.join(' ')}`);
-}
-
-/**
- * The running screen for a command that acts on it: started first (through the Start command,
- * so errors are reported the same way) when it is not running. Undefined when it could not start.
- */
-export async function runningScreen(ctx: Ctx) {
-  if (ctx.controller.status.state !== 'running') {
-    await vscode.commands.executeCommand('botScreen.start');
-  }
-  return ctx.controller.runningSandbox();
 }

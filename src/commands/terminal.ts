@@ -1,8 +1,9 @@
+/** The sandbox terminal: a command, a terminal profile, and DISPLAY for terminals on this machine. */
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import type { ScreenStatus } from '../core/screen';
 import { hostShortName } from '../messages';
-import { runningScreen } from './screen';
+import { runningScreen, type Command, type RunningScreen } from './table';
 
 const SESSION_KEYS = ['DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS'] as const;
 
@@ -15,19 +16,12 @@ const TERMINAL_PROFILE_ID = 'botScreen.sandbox';
  * machine (gateway), every new integrated terminal gets the screen's DISPLAY through the
  * extension's environment variable collection instead.
  */
-export function registerTerminalCommands(ctx: Ctx): void {
-  ctx.registerCommand('botScreen.openSandboxTerminal', async () => {
-    const options = await sandboxTerminalOptions(ctx);
-    if (typeof options === 'string') {
-      void vscode.window.showErrorMessage(options);
-    } else if (options) {
-      vscode.window.createTerminal(options).show();
-    }
-  });
-  ctx.own(
+export function terminalCommands(ctx: Ctx): Command[] {
+  ctx.register(
     vscode.window.registerTerminalProfileProvider(TERMINAL_PROFILE_ID, {
       provideTerminalProfile: async () => {
-        const options = await sandboxTerminalOptions(ctx);
+        const running = await runningScreen(ctx);
+        const options = running && sandboxTerminalOptions(running);
         // VS Code shows a thrown error to the user.
         if (typeof options === 'string') {
           throw new Error(options);
@@ -51,8 +45,22 @@ export function registerTerminalCommands(ctx: Ctx): void {
       }
     }
   };
-  ctx.own(ctx.controller.onStatus(apply));
+  ctx.register(ctx.controller.onStatus(apply));
   apply(ctx.controller.status);
+  return [
+    {
+      id: 'botScreen.openSandboxTerminal',
+      needsScreen: true,
+      run: (running) => {
+        const options = sandboxTerminalOptions(running);
+        if (typeof options === 'string') {
+          void vscode.window.showErrorMessage(options);
+        } else {
+          vscode.window.createTerminal(options).show();
+        }
+      },
+    },
+  ];
 }
 
 /**
@@ -80,15 +88,8 @@ function sessionEnv(env: Readonly<Record<string, string>>): Record<string, strin
   return Object.fromEntries(SESSION_KEYS.filter((key) => env[key]).map((key) => [key, env[key]]));
 }
 
-/**
- * How to open a shell in the running screen's sandbox (the screen is started first when needed):
- * undefined when it could not start, or why this backend has no interactive terminal.
- */
-async function sandboxTerminalOptions(ctx: Ctx): Promise<vscode.TerminalOptions | string | undefined> {
-  const running = await runningScreen(ctx);
-  if (!running) {
-    return undefined;
-  }
+/** How to open a shell in the running screen's sandbox, or why this backend has no interactive terminal. */
+function sandboxTerminalOptions(running: RunningScreen): vscode.TerminalOptions | string {
   const shell = running.sandbox.terminal?.(sessionEnv(running.screen.env));
   if (!shell) {
     return vscode.l10n.t('The {0} backend cannot open an interactive terminal.', running.sandbox.backend);

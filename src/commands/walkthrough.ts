@@ -4,6 +4,7 @@ import { SANDBOX_IMAGE, imageId } from '../core/sandboxImage';
 import type { Ctx } from '../ctx';
 import { report } from '../problemUi';
 import { engineOf, readSettings } from '../settings';
+import type { Command } from './table';
 
 /**
  * The "Get started with Bot Screen" walkthrough's glue. Its steps complete on real events through
@@ -23,10 +24,9 @@ export function markWalkthrough(event: WalkthroughEvent): void {
   }
 }
 
-export function registerWalkthrough(ctx: Ctx): void {
-  ctx.registerCommand('botScreen.checkRuntime', () => report(ctx, () => checkRuntime(ctx), 'botScreen.checkRuntime'));
+export function walkthroughCommands(ctx: Ctx): Command[] {
   let personHeld = false;
-  ctx.own(
+  ctx.register(
     ctx.control.onDidChange(() => {
       if (ctx.control.humanHolds()) {
         personHeld = true;
@@ -35,6 +35,7 @@ export function registerWalkthrough(ctx: Ctx): void {
       }
     }),
   );
+  return [{ id: 'botScreen.checkRuntime', run: () => report(ctx, () => checkRuntime(ctx), 'botScreen.checkRuntime') }];
 }
 
 /** The walkthrough's first step: does the engine of the chosen backend answer, and is the image there? */

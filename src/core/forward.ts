@@ -9,6 +9,7 @@
  * sandbox browser, and every connection costs an exec.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import type { DisposableLike } from './lifecycle';
 import { LoopbackGuard, type Refusal } from './loopbackGuard';
 import { ScreenError } from './problem';
 import { RELAY_SOURCE } from './relay';
@@ -176,36 +177,75 @@ export interface ForwardOptions {
   readonly onRefused?: (reason: Refusal, detail: string) => void;
 }
 
-const forwards = new Map<string, Promise<Forward>>();
-
 function forwardKey(sandbox: Sandbox, host: string, port: number): string {
   return JSON.stringify([sandbox.backend, sandbox.id, host, port]);
 }
 
 /**
- * A local `127.0.0.1` port that reaches `remoteHost:remotePort` inside the sandbox. One listener
- * per sandbox identity, host and port: calling again returns the same port.
+ * The forwards of one owner (the extension's context, a test): one listener per sandbox
+ * identity, host and port, all closed when the owner disposes it, so no listener outlives the
+ * window that opened it.
  */
-export async function forwardPort(
-  sandbox: Sandbox,
-  remotePort: number,
-  remoteHost = '127.0.0.1',
-  options: ForwardOptions = {},
-): Promise<number> {
-  if (!Number.isInteger(remotePort) || remotePort < 1 || remotePort > 65535) {
-    throw new ScreenError({ code: 'badPort', port: String(remotePort) });
+export class PortForwarder implements DisposableLike {
+  private readonly forwards = new Map<string, Promise<Forward>>();
+
+  /**
+   * A local `127.0.0.1` port that reaches `remoteHost:remotePort` inside the sandbox. Calling
+   * again for the same sandbox, host and port returns the same port.
+   */
+  async forward(sandbox: Sandbox, remotePort: number, remoteHost = '127.0.0.1', options: ForwardOptions = {}): Promise<number> {
+    if (!Number.isInteger(remotePort) || remotePort < 1 || remotePort > 65535) {
+      throw new ScreenError({ code: 'badPort', port: String(remotePort) });
+    }
+    if (!isValidHost(remoteHost)) {
+      throw new ScreenError({ code: 'badHost', host: remoteHost });
+    }
+    const key = forwardKey(sandbox, remoteHost, remotePort);
+    let pending = this.forwards.get(key);
+    if (!pending) {
+      pending = listen(sandbox, remoteHost, remotePort, new LoopbackGuard({ maxConnections: options.maxConnections, onRefused: options.onRefused }));
+      this.forwards.set(key, pending);
+      pending.catch(() => this.forwards.delete(key));
+    }
+    return (await pending).localPort;
   }
-  if (!isValidHost(remoteHost)) {
-    throw new ScreenError({ code: 'badHost', host: remoteHost });
+
+  /** The open forwards (for status surfaces and tests). */
+  async list(): Promise<ForwardInfo[]> {
+    const all = await Promise.all([...this.forwards.values()].map((p) => p.catch(() => undefined)));
+    return all
+      .filter((f): f is Forward => f !== undefined)
+      .map((f) => ({
+        sandboxId: f.sandbox.id,
+        remoteHost: f.remoteHost,
+        remotePort: f.remotePort,
+        localPort: f.localPort,
+        connections: f.guard.count,
+      }));
   }
-  const key = forwardKey(sandbox, remoteHost, remotePort);
-  let pending = forwards.get(key);
-  if (!pending) {
-    pending = listen(sandbox, remoteHost, remotePort, new LoopbackGuard({ maxConnections: options.maxConnections, onRefused: options.onRefused }));
-    forwards.set(key, pending);
-    pending.catch(() => forwards.delete(key));
+
+  /**
+   * Closes the listeners of one sandbox (all when no id is given) and stops their relays, here
+   * and inside the sandbox. Called when the screen stops and when the owner is disposed.
+   */
+  async close(sandboxId?: string): Promise<void> {
+    const closing: Promise<void>[] = [];
+    for (const [key, pending] of [...this.forwards]) {
+      const forward = await pending.catch(() => undefined);
+      if (forward && sandboxId !== undefined && forward.sandbox.id !== sandboxId) {
+        continue;
+      }
+      this.forwards.delete(key);
+      if (forward) {
+        closing.push(forward.close(), ...[...forward.connections].map((conn) => forward.kill(conn)));
+      }
+    }
+    await Promise.all(closing);
   }
-  return (await pending).localPort;
+
+  dispose(): void {
+    void this.close();
+  }
 }
 
 function listen(sandbox: Sandbox, remoteHost: string, remotePort: number, guard: LoopbackGuard): Promise<Forward> {
@@ -222,37 +262,4 @@ function listen(sandbox: Sandbox, remoteHost: string, remotePort: number, guard:
       resolve(new Forward(sandbox, remoteHost, remotePort, server, port, guard));
     });
   });
-}
-
-/** The open forwards (for status surfaces and tests). */
-export async function listForwards(): Promise<ForwardInfo[]> {
-  const all = await Promise.all([...forwards.values()].map((p) => p.catch(() => undefined)));
-  return all
-    .filter((f): f is Forward => f !== undefined)
-    .map((f) => ({
-      sandboxId: f.sandbox.id,
-      remoteHost: f.remoteHost,
-      remotePort: f.remotePort,
-      localPort: f.localPort,
-      connections: f.guard.count,
-    }));
-}
-
-/**
- * Closes the listeners of one sandbox (all when no id is given) and stops their relays, here
- * and inside the sandbox. Called when the screen stops and when the extension deactivates.
- */
-export async function closeForwards(sandboxId?: string): Promise<void> {
-  const closing: Promise<void>[] = [];
-  for (const [key, pending] of [...forwards]) {
-    const forward = await pending.catch(() => undefined);
-    if (forward && sandboxId !== undefined && forward.sandbox.id !== sandboxId) {
-      continue;
-    }
-    forwards.delete(key);
-    if (forward) {
-      closing.push(forward.close(), ...[...forward.connections].map((conn) => forward.kill(conn)));
-    }
-  }
-  await Promise.all(closing);
 }

@@ -28,6 +28,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { toDisposable, type DisposableLike } from './lifecycle';
 
 export type LeaseHolder = 'agent' | 'human';
 
@@ -236,9 +237,9 @@ export class LeaseStore {
   }
 
   /** Called after every transition made through this store (not other processes'). */
-  onTransition(listener: LeaseListener): () => void {
+  onTransition(listener: LeaseListener): DisposableLike {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return toDisposable(() => this.listeners.delete(listener));
   }
 
   private transition(change: (current: Lease) => Omit<Lease, 'epoch' | 'since'> | undefined): Lease {

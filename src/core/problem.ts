@@ -112,3 +112,16 @@ export class ScreenError extends Error {
     this.name = 'ScreenError';
   }
 }
+
+/** The text of anything thrown: an Error's message, else the value itself. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Anything thrown, as a problem: a ScreenError's own, else `what` failed with the error's
+ * message. The one place an error becomes what the user is told.
+ */
+export function problemOf(err: unknown, what: string): Problem {
+  return err instanceof ScreenError ? err.problem : { code: 'commandFailed', what, detail: errorMessage(err) };
+}

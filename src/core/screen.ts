@@ -17,7 +17,7 @@ import {
 import type { Logger } from './logger';
 import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement } from './placement';
-import { ScreenError, type Problem } from './problem';
+import { errorMessage, problemOf, ScreenError, type Problem } from './problem';
 import { rfbRelayCommand } from './relay';
 import { openStream, PROBE_TIMEOUT_MS, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
@@ -203,7 +203,7 @@ export class ScreenController {
       try {
         target = adopted ?? (await this.settingsTarget(consent));
       } catch (err) {
-        const problem = problemOf(err);
+        const problem = problemOf(err, 'start');
         if (problem.code === 'needsConsent') {
           // Nothing changed: the screen is as stopped as before, and the caller says why.
           this.transition({ state: 'stopped', placement });
@@ -367,7 +367,7 @@ export class ScreenController {
       return undefined;
     }
     const sandbox = consent ? await backend.prepare(consent) : await backend.find().catch((err: unknown) => {
-      this.log.debug(`no sandbox to attach to: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.debug(`no sandbox to attach to: ${errorMessage(err)}`);
       return undefined;
     });
     return sandbox ? { placement, backend, sandbox } : undefined;
@@ -386,7 +386,7 @@ export class ScreenController {
       this.markers.write(markerOf(this.key, target, screen));
     } catch (err) {
       // The screen runs regardless; a reload then finds it through the settings instead.
-      this.log.warn(`could not record the screen marker: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`could not record the screen marker: ${errorMessage(err)}`);
     }
     this.transition({
       state: 'running',
@@ -410,7 +410,7 @@ export class ScreenController {
       return;
     }
     this.log.info(`stopping the screen: idle for ${Math.round(idleMs / 1000)} s (botScreen.idleStopMinutes ${minutes})`);
-    await this.stop().catch((err: unknown) => this.log.warn(`idle stop failed: ${err instanceof Error ? err.message : String(err)}`));
+    await this.stop().catch((err: unknown) => this.log.warn(`idle stop failed: ${errorMessage(err)}`));
   }
 
   private forget(): void {
@@ -506,9 +506,5 @@ function markerOf(workspaceKey: string, target: Live, screen: PublishedScreen): 
     geometry: screen.geometry,
     startedAt: new Date().toISOString(),
   };
-}
-
-function problemOf(err: unknown): Problem {
-  return err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: 'start', detail: err instanceof Error ? err.message : String(err) };
 }
 

@@ -124,7 +124,7 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
       },
       viewerPrefix: `viewer-${tag}`,
     });
-    const unsubscribe = lease.onTransition(() => listener?.releaseHeld());
+    const subscription = lease.onTransition(() => listener?.releaseHeld());
     try {
       const socket = await new Promise<Socket>((resolve, reject) => {
         const s = connect({ host: '127.0.0.1', port: listener!.port }, () => resolve(s));
@@ -158,7 +158,7 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
       assert.equal(w[0].state & CONTROL_MASK, 0, 'w arrived without Ctrl');
       assert.notEqual(inSandbox('xdotool', 'search', '--name', `^held-${tag}$`).trim(), '', 'the window did not close');
     } finally {
-      unsubscribe();
+      subscription.dispose();
     }
   });
 

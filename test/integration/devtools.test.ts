@@ -3,18 +3,21 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { DEVTOOLS_PORT, openBrowserArgv } from '../../src/core/actions/chromium';
 import { withEnv } from '../../src/core/actions/sessionExec';
-import { closeForwards, forwardPort, listForwards } from '../../src/core/forward';
+import { PortForwarder } from '../../src/core/forward';
 import { run } from '../../src/core/runner';
 import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import { hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
+
+/** The forwards this file opens, as the extension's context owns its own. */
+const forwarder = new PortForwarder();
 
 describe('DevTools of the sandbox Chromium', () => {
   const config = settings();
   const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
 
   after(async () => {
-    await closeForwards();
+    await forwarder.close();
     await controller.stop().catch(() => undefined);
     controller.dispose();
     removeTestContainers(config.workspaceKey);
@@ -25,7 +28,7 @@ describe('DevTools of the sandbox Chromium', () => {
     const { sandbox, screen } = controller.runningSandbox()!;
     const opened = await run(sandbox.exec(withEnv(screen.env, openBrowserArgv()), { interactive: false }), { timeoutMs: 20_000 });
     assert.equal(opened.exitCode, 0, opened.stderr);
-    const port = await forwardPort(sandbox, DEVTOOLS_PORT);
+    const port = await forwarder.forward(sandbox, DEVTOOLS_PORT);
     const version = await waitFor(async () => {
       const response = await fetch(`http://127.0.0.1:${port}/json/version`).catch(() => undefined);
       return response?.ok === true;
@@ -42,7 +45,7 @@ describe('DevTools of the sandbox Chromium', () => {
     const { sandbox } = controller.runningSandbox()!;
     await controller.stop();
     await waitFor(() => sh('docker', ['exec', sandbox.id, 'pgrep', '-u', 'pn', 'chromium']).trim() === '', 10_000, 'the browser to exit');
-    await closeForwards(sandbox.id);
-    assert.deepEqual((await listForwards()).filter((f) => f.sandboxId === sandbox.id), []);
+    await forwarder.close(sandbox.id);
+    assert.deepEqual((await forwarder.list()).filter((f) => f.sandboxId === sandbox.id), []);
   });
 });

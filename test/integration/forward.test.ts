@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { DockerCli } from '../../src/core/backends/dockerCli';
 import { SshBackend } from '../../src/core/backends/ssh';
-import { closeForwards, forwardPort, listForwards } from '../../src/core/forward';
+import { PortForwarder } from '../../src/core/forward';
 import { ScreenError } from '../../src/core/problem';
 import { run } from '../../src/core/runner';
 import type { Sandbox } from '../../src/core/sandbox';
@@ -14,6 +14,9 @@ import { IMAGE, hostProcesses, sh, testLog, waitFor } from '../support/env';
 import { rssGrowthDuring } from '../support/memory';
 import { createOtherUser, PEEK_CLIENT, peekResult, type OtherUser } from '../support/otherUser';
 import { startSshd, type Sshd } from '../support/sshd';
+
+/** The forwards this file opens, as the extension's context owns its own. */
+const forwarder = new PortForwarder();
 
 /**
  * Test servers on the container's loopback, one mode per port:
@@ -25,6 +28,7 @@ import { startSshd, type Sshd } from '../support/sshd';
  */
 const SERVERS = `
 import socket, threading, time
+
 def upper(c):
     data = b""
     while True:
@@ -117,19 +121,19 @@ describe('port forwarding through docker exec', () => {
   });
 
   // Whatever a test left open (a failed one included) is gone before the next one counts relays.
-  afterEach(() => closeForwards(id));
+  afterEach(() => forwarder.close(id));
 
   after(async () => {
     other?.remove();
-    await closeForwards();
+    await forwarder.close();
     sh('docker', ['rm', '-f', name]);
   });
 
   test('a loopback listener only; the same sandbox, host and port give the same local port', async () => {
-    const port = await forwardPort(sandbox, 7001);
-    assert.equal(await forwardPort(sandbox, 7001), port);
-    assert.equal(await forwardPort(sandbox, 7001, '127.0.0.1'), port);
-    const [a, b] = await Promise.all([forwardPort(sandbox, 7002), forwardPort(sandbox, 7002)]);
+    const port = await forwarder.forward(sandbox, 7001);
+    assert.equal(await forwarder.forward(sandbox, 7001), port);
+    assert.equal(await forwarder.forward(sandbox, 7001, '127.0.0.1'), port);
+    const [a, b] = await Promise.all([forwarder.forward(sandbox, 7002), forwarder.forward(sandbox, 7002)]);
     assert.equal(a, b, 'concurrent calls share one listener');
     assert.notEqual(a, port);
     const listening = sh('ss', ['-Hltn', `sport = :${port}`]).trim().split('\n').filter(Boolean);
@@ -138,7 +142,7 @@ describe('port forwarding through docker exec', () => {
   });
 
   test('bytes both ways and half-close: the server answers only after our FIN, and we still get it', async () => {
-    const socket = await open(await forwardPort(sandbox, 7001));
+    const socket = await open(await forwarder.forward(sandbox, 7001));
     const answer = readAll(socket);
     socket.write('hello ');
     socket.end('world');
@@ -146,7 +150,7 @@ describe('port forwarding through docker exec', () => {
   });
 
   test('8 MiB of random bytes echo back exact; throughput measured on 64 MiB', async () => {
-    const port = await forwardPort(sandbox, 7002);
+    const port = await forwarder.forward(sandbox, 7002);
     const payload = randomBytes(8 << 20);
     const socket = await open(port);
     const back = readAll(socket);
@@ -165,11 +169,11 @@ describe('port forwarding through docker exec', () => {
   });
 
   test('100 connections opened and closed leave no relay here or in the container, and one listener', async () => {
-    const port = await forwardPort(sandbox, 7002);
+    const port = await forwarder.forward(sandbox, 7002);
     const startedAt = Date.now();
     // Batches of 8, the most a listener serves at once; each waits for the last one's relays.
     for (let batch = 0; batch < 13; batch++) {
-      await waitFor(async () => (await listForwards()).every((f) => f.connections === 0), 15_000, 'the previous batch to end');
+      await waitFor(async () => (await forwarder.list()).every((f) => f.connections === 0), 15_000, 'the previous batch to end');
       await Promise.all(
         Array.from({ length: batch === 12 ? 4 : 8 }, async (_, i) => {
           const socket = await open(port);
@@ -186,16 +190,16 @@ describe('port forwarding through docker exec', () => {
       );
     }
     testLog.warn(`100 forwarded connections in ${Date.now() - startedAt} ms`);
-    await waitFor(async () => (await listForwards()).every((f) => f.connections === 0), 15_000, 'every connection to end');
+    await waitFor(async () => (await forwarder.list()).every((f) => f.connections === 0), 15_000, 'every connection to end');
     await waitFor(() => hostRelays().length === 0, 10_000, 'no docker exec relay clients on this machine');
     await waitFor(async () => (await containerRelays()).length === 0, 10_000, 'no relays in the container');
-    const forwards = (await listForwards()).filter((f) => f.sandboxId === id && f.remotePort === 7002);
+    const forwards = (await forwarder.list()).filter((f) => f.sandboxId === id && f.remotePort === 7002);
     assert.equal(forwards.length, 1, 'still exactly one listener');
     assert.equal(sh('ss', ['-Hltn', `sport = :${port}`]).trim().split('\n').filter(Boolean).length, 1);
   });
 
   test('a client that goes away while the server streams forever: its relay is killed in the container', async () => {
-    const socket = await open(await forwardPort(sandbox, 7004));
+    const socket = await open(await forwarder.forward(sandbox, 7004));
     socket.on('error', () => undefined);
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     assert.equal((await containerRelays()).length, 1);
@@ -204,8 +208,8 @@ describe('port forwarding through docker exec', () => {
     await waitFor(() => hostRelays().length === 0, 5_000, 'no relay client here');
   });
 
-  test('closeForwards closes the listener and kills live relays, a half-closed one too', async () => {
-    const port = await forwardPort(sandbox, 7003);
+  test('closing the forwards closes the listener and kills live relays, a half-closed one too', async () => {
+    const port = await forwarder.forward(sandbox, 7003);
     const open1 = await open(port);
     const halfClosed = await open(port);
     // Our side closing shows as EOF (or a reset) on each client.
@@ -215,29 +219,29 @@ describe('port forwarding through docker exec', () => {
       s.resume();
     }
     open1.write('x');
-    // A FIN is a half-close: the server may still answer, so that relay stays until closeForwards.
+    // A FIN is a half-close: the server may still answer, so that relay stays until the forwards close.
     halfClosed.end('y');
     await waitFor(async () => (await containerRelays()).length === 2, 10_000, 'both relays to run');
     await new Promise((r) => setTimeout(r, 2_500));
     assert.equal((await containerRelays()).length, 2, 'a half-closed connection keeps its relay');
     const closing = Date.now();
-    await closeForwards(id);
-    testLog.warn(`closeForwards with 2 live relays: ${Date.now() - closing} ms`);
+    await forwarder.close(id);
+    testLog.warn(`closing the forwards with 2 live relays: ${Date.now() - closing} ms`);
     await closed;
     assert.deepEqual(await containerRelays(), []);
     assert.deepEqual(hostRelays(), []);
-    assert.deepEqual((await listForwards()).filter((f) => f.sandboxId === id), []);
+    assert.deepEqual((await forwarder.list()).filter((f) => f.sandboxId === id), []);
     await assert.rejects(open(port), /ECONNREFUSED/);
   });
 
   test('bad ports and hosts are refused before anything runs', async () => {
     for (const port of [0, -1, 65536, 1.5, Number.NaN]) {
-      await assert.rejects(forwardPort(sandbox, port), (err: unknown) => err instanceof ScreenError && err.problem.code === 'badPort');
+      await assert.rejects(forwarder.forward(sandbox, port), (err: unknown) => err instanceof ScreenError && err.problem.code === 'badPort');
     }
     for (const host of ['-x', 'a b', '', 'h;id', 'a\nb']) {
-      await assert.rejects(forwardPort(sandbox, 80, host), (err: unknown) => err instanceof ScreenError && err.problem.code === 'badHost');
+      await assert.rejects(forwarder.forward(sandbox, 80, host), (err: unknown) => err instanceof ScreenError && err.problem.code === 'badHost');
     }
-    assert.deepEqual(await listForwards(), []);
+    assert.deepEqual(await forwarder.list(), []);
   });
 
   test('Chromium DevTools /json/version in the sandbox is reachable from this machine through the forward', async () => {
@@ -245,7 +249,7 @@ describe('port forwarding through docker exec', () => {
       'exec', '-d', '-u', 'pn', id, 'chromium', '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
       '--remote-debugging-port=9222', '--user-data-dir=/home/pn/.cache/botscreen-devtools-test', 'about:blank',
     ]);
-    const port = await forwardPort(sandbox, 9222);
+    const port = await forwarder.forward(sandbox, 9222);
     let version: { Browser?: string; webSocketDebuggerUrl?: string } = {};
     await waitFor(async () => {
       try {
@@ -267,12 +271,12 @@ describe('port forwarding through docker exec', () => {
     assert.notEqual(theirs.exitCode, 0, `curl as ${other!.name} fails`);
     assert.equal(theirs.stdout, '', 'and gets no byte');
     assert.match(theirs.stderr, /reset|Empty reply|Recv failure/i);
-    await closeForwards(id);
+    await forwarder.close(id);
   });
 
   test('another Unix user is refused before any byte or exec, over IPv4 and IPv6; the owner\'s same client is served', async () => {
     const refusals: string[] = [];
-    const port = await forwardPort(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
+    const port = await forwarder.forward(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
     for (const family of ['4', '6']) {
       const result = await other!.run(['/usr/bin/python3', '-c', PEEK_CLIENT, family, String(port), '5', 'hello']);
       const peek = peekResult(result.stdout);
@@ -286,12 +290,12 @@ describe('port forwarding through docker exec', () => {
     const mine = await run({ command: '/usr/bin/python3', args: ['-c', PEEK_CLIENT, '6', String(port), '60', 'hello', '5'] }, { timeoutMs: 90_000 });
     assert.deepEqual(peekResult(mine.stdout), { bytes: 5, end: 'enough' }, mine.stdout + mine.stderr);
     assert.deepEqual(refusals, ['otherUser', 'otherUser']);
-    await closeForwards(id);
+    await forwarder.close(id);
   });
 
   test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async (t) => {
     const refusals: string[] = [];
-    const port = await forwardPort(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
+    const port = await forwarder.forward(sandbox, 7002, undefined, { onRefused: (reason) => refusals.push(reason) });
     // Not waiting for each connect: a refused one may be reset before its connect is reported.
     const sockets = Array.from({ length: 20 }, () => connect({ host: '127.0.0.1', port }));
     t.after(() => sockets.forEach((s) => s.destroy()));
@@ -330,11 +334,11 @@ describe('port forwarding through docker exec', () => {
     sockets.forEach((s) => s.destroy());
     await waitFor(() => hostRelays().length === 0, 60_000, 'no docker exec relay clients on this machine');
     await waitFor(async () => (await containerRelays()).length === 0, 60_000, 'no relays in the container');
-    await closeForwards(id);
+    await forwarder.close(id);
   });
 
   test('a client that stops reading for 10 s while the server floods: the RSS here grows by less than 20 MB', async () => {
-    const socket = await open(await forwardPort(sandbox, 7004));
+    const socket = await open(await forwarder.forward(sandbox, 7004));
     socket.on('error', () => undefined);
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     socket.pause();
@@ -345,11 +349,11 @@ describe('port forwarding through docker exec', () => {
     await waitFor(() => after > 4 << 20, 60_000, 'the flood to flow again once the client reads');
     testLog.warn(`forward, stalled reader: RSS growth ${growth.toFixed(1)} MiB in 10 s`);
     assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
-    await closeForwards(id);
+    await forwarder.close(id);
   });
 
   test('a server that stops reading while the client sends for 10 s: the RSS here grows by less than 20 MB', async () => {
-    const socket = await open(await forwardPort(sandbox, 7005));
+    const socket = await open(await forwarder.forward(sandbox, 7005));
     socket.on('error', () => undefined);
     const chunk = Buffer.alloc(64 << 10, 0x61);
     let sent = 0;
@@ -367,7 +371,7 @@ describe('port forwarding through docker exec', () => {
     testLog.warn(`forward, stalled server: the client got ${(sent / (1 << 20)).toFixed(1)} MiB out in 10 s, RSS growth ${growth.toFixed(1)} MiB`);
     assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
     assert.ok(sent < 24 << 20, `backpressure reached the client (it sent ${sent} bytes)`);
-    await closeForwards(id);
+    await forwarder.close(id);
   });
 });
 
@@ -384,20 +388,20 @@ describe('port forwarding through ssh (the server has AllowTcpForwarding no)', (
   });
 
   after(async () => {
-    await closeForwards();
+    await forwarder.close();
     await backend?.closeMaster();
     await sshd?.stop();
   });
 
-  test('a port on the ssh host is reached through an exec stream, and closeForwards leaves no relay', async () => {
+  test('a port on the ssh host is reached through an exec stream, and closing the forwards leaves no relay', async () => {
     // The target is sshd itself: its banner proves bytes arrive from the far side.
-    const port = await forwardPort(sandbox, sshd.port);
+    const port = await forwarder.forward(sandbox, sshd.port);
     const socket = await open(port);
     socket.on('error', () => undefined);
     const banner = await new Promise<string>((resolve) => socket.once('data', (d: Buffer) => resolve(d.toString('latin1'))));
     assert.match(banner, /^SSH-2\.0-OpenSSH/);
     assert.equal(sshRelays().length, 1, 'the relay runs as the login user');
-    await closeForwards(sandbox.id);
+    await forwarder.close(sandbox.id);
     await waitFor(() => sshRelays().length === 0, 10_000, 'no relay of the ssh user');
   });
 });

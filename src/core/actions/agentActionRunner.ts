@@ -22,6 +22,7 @@
  */
 import type { PublishedScreen } from '../launcher';
 import { HumanHasControlError, type Lease } from '../lease';
+import type { DisposableLike } from '../lifecycle';
 import type { Logger } from '../logger';
 import type { Placement } from '../placement';
 import { ScreenError } from '../problem';
@@ -56,8 +57,8 @@ export interface ScreenAccess {
 export interface LeaseGate {
   assertAgentMayAct(): Lease;
   assertAgentStillActs(start: Lease): Lease;
-  /** Called after every transition this process makes; returns the unsubscribe. */
-  onTransition?(listener: () => void): () => void;
+  /** Called after every transition this process makes, until the subscription is disposed. */
+  onTransition?(listener: () => void): DisposableLike;
 }
 
 export interface ActionOptions {
@@ -183,7 +184,7 @@ export class AgentActionRunner {
     const end = () => {
       watching = false;
       clearInterval(timer);
-      unsubscribe?.();
+      subscription?.dispose();
       signal?.removeEventListener('abort', fire);
     };
     const fire = () => {
@@ -199,7 +200,7 @@ export class AgentActionRunner {
         fire();
       }
     };
-    const unsubscribe = this.lease.onTransition?.(check);
+    const subscription = this.lease.onTransition?.(check);
     const timer = setInterval(check, CONTROL_POLL_MS);
     signal?.addEventListener('abort', fire, { once: true });
     return end;

@@ -4,6 +4,7 @@
  */
 import type { StartConsent } from '../consent';
 import type { Logger } from '../logger';
+import type { ProgressReporter } from '../progress';
 import type { Sandbox } from '../sandbox';
 
 /** What a marker needs to find a sandbox again: backend plus its own identity fields. */
@@ -77,6 +78,8 @@ export interface BackendContext {
   /** This window's workspace key: names the sandboxes a backend creates. */
   readonly workspaceKey: string;
   readonly log: Logger;
+  /** Told when a long step starts (a pull), for the person waiting. */
+  readonly progress?: ProgressReporter;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { approveReplacement, cannotAsk, type StartConsent } from '../consent';
 import { commandFailed, failureDetail, mustSucceed } from '../failure';
 import type { Logger } from '../logger';
+import type { ProgressReporter } from '../progress';
 import { backendSetting, ScreenError } from '../problem';
 import { PROBE_TIMEOUT_MS, run, runParsed } from '../runner';
 import { SANDBOX_IMAGE, isOwnImage } from '../sandboxImage';
@@ -47,7 +48,7 @@ export const DOCKER: BackendRecord<DockerSettings> = {
   userOnlySettings: ['sandbox.docker.path'],
   readSettings: (source) => readContainerSettings(source, 'docker'),
   isIdentity: ({ id, name }) => CONTAINER_ID.test(id) && isValidContainerRef(name),
-  create: (settings, { workspaceKey, log }) => new DockerBackend(settings, workspaceKey, log),
+  create: (settings, { workspaceKey, log, progress }) => new DockerBackend(settings, workspaceKey, log, undefined, progress),
 };
 
 /** Podman: Docker's record with its own settings and CLI. */
@@ -55,7 +56,7 @@ export const PODMAN: BackendRecord<DockerSettings> = {
   ...DOCKER,
   userOnlySettings: ['sandbox.podman.path'],
   readSettings: (source) => readContainerSettings(source, 'podman'),
-  create: (settings, { workspaceKey, log }) => new DockerBackend(settings, workspaceKey, log, engineCli(settings.cli, 'podman')),
+  create: (settings, { workspaceKey, log, progress }) => new DockerBackend(settings, workspaceKey, log, engineCli(settings.cli, 'podman'), progress),
 };
 
 /**
@@ -77,6 +78,8 @@ export class DockerBackend implements SandboxBackend {
     private readonly workspaceKey: string,
     private readonly log: Logger,
     private readonly docker: DockerCli = new DockerCli(config.cli),
+    /** Told when a long step starts (a pull), for the person waiting. */
+    private readonly progress?: ProgressReporter,
   ) {
     this.imageSetting = backendSetting(docker.backend, 'image');
   }
@@ -147,7 +150,7 @@ export class DockerBackend implements SandboxBackend {
       throw new ScreenError({ code: 'imageMissing', image, buildable: image === SANDBOX_IMAGE, keptContainer });
     }
     this.log.info(`pulling ${image}`);
-    this.log.progress?.({ kind: 'pullingImage', image });
+    this.progress?.({ kind: 'pullingImage', image });
     const pulled = await run(this.docker.pull(image), { timeoutMs: 30 * 60_000 });
     if (pulled.exitCode !== 0) {
       throw new ScreenError({ code: 'imageUnavailable', image, detail: failureDetail(pulled, { lines: 3 }), keptContainer, setting: backendSetting(this.docker.backend, 'image') });

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../logger';
 import type { ExecBackend, Placement } from '../placement';
+import type { ProgressReporter } from '../progress';
 import { APPTAINER } from './apptainer';
 import type { BackendRecord, SandboxBackend, SandboxIdentity, SettingsSource } from './backend';
 import { DOCKER, PODMAN } from './docker';
@@ -46,6 +47,9 @@ export function isBackendIdentity(backend: ExecBackend, identity: Pick<SandboxId
 export class SandboxBackends {
   private readonly made = new Map<ExecBackend, { readonly key: string; readonly backend: SandboxBackend }>();
 
+  /** `progress` hears of the long steps of a start (a pull), for the person waiting. */
+  constructor(private readonly progress?: ProgressReporter) {}
+
   /**
    * The backend that hosts a placement's screen; undefined for a refused placement, and for a
    * backend name this version does not know (a marker written by another version).
@@ -65,7 +69,7 @@ export class SandboxBackends {
       return kept.backend;
     }
     const record = BACKEND_RECORDS[name] as BackendRecord<typeof own>;
-    const backend = record.create(own, { workspaceKey: settings.workspaceKey, log });
+    const backend = record.create(own, { workspaceKey: settings.workspaceKey, log, progress: this.progress });
     this.made.set(name, { key, backend });
     return backend;
   }

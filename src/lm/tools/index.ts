@@ -39,7 +39,7 @@ export function registerAgentTools(ctx: Ctx): AgentActionRunner {
   };
   for (const Tool of AGENT_TOOLS) {
     const tool = new Tool();
-    ctx.own(
+    ctx.register(
       vscode.lm.registerTool<unknown>(Tool.id, {
         prepareInvocation: (options) => tool.prepareInvocation(options.input),
         invoke: (options, token) => invokeTool(host, Tool.id, tool, options.input, token),
