@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as vscode from 'vscode';
@@ -8,6 +7,7 @@ import {
   DEFAULT_BASE_IMAGE, DEFAULT_DEBIAN_MIRROR, DEFAULT_DEBIAN_SECURITY_MIRROR, SANDBOX_IMAGE,
 } from './core/sandboxImage';
 import type { ScreenSettings } from './core/screen';
+import { workspaceKeyOf } from './core/workspaceKey';
 
 /**
  * The default desktop image: the local tag of the image Bot Screen builds from the context in
@@ -155,7 +155,7 @@ export function readSettings(log: Logger): ScreenSettings {
 /** A short stable key for this window's workspace: names its container and runtime dir. */
 export function workspaceKey(): string {
   const identity = vscode.workspace.workspaceFile?.toString() ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? 'no-workspace';
-  return createHash('sha256').update(identity).digest('hex').slice(0, 12);
+  return workspaceKeyOf(identity);
 }
 
 function warnOnce(log: Logger, message: string): void {

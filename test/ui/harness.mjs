@@ -1,11 +1,12 @@
 // Drives a real VS Code (the VS Code Server 1.99.3 web workbench, installed by
 // scripts/install-test-vscode.sh) with Debian's chromium through playwright-core.
-// Used by the UI tests: `node --test test/ui/*.test.mjs`.
+// Used by the UI tests: `node --test test/ui/*.test.mjs`. What the tests know about Bot Screen
+// itself (its window, labels, workspace key, webview probe) is in test/ui/botscreen.mjs.
 //
 // Everything a test starts is ended by server.stop() / workbench.close(); a process
 // exit handler kills whatever a failed test left behind.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -14,7 +15,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CACHE_DIR = process.env.BOTSCREEN_CACHE || path.join(os.homedir(), '.cache', 'botscreen');
@@ -120,7 +121,39 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 
 // ---------------------------------------------------------------------------
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs a command for a check; returns its stdout ('' or what it printed on a non-zero exit). */
+export function sh(command, args) {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    return String(err.stdout ?? '');
+  }
+}
+
+/**
+ * Imports a TypeScript module of this repository (product or test support) into these ES-module
+ * tests: bundled once per process by esbuild (as the product build does), so a test uses the
+ * product's own code instead of a copy of it.
+ */
+const tsModules = new Map();
+export function importTs(file) {
+  if (!tsModules.has(file)) {
+    tsModules.set(file, (async () => {
+      const { build } = await import('esbuild');
+      const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'botscreen-ts-'));
+      const out = path.join(dir, `${path.basename(file, '.ts')}.mjs`);
+      await build({ entryPoints: [path.join(REPO_ROOT, file)], outfile: out, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+      try {
+        return await import(pathToFileURL(out).href);
+      } finally {
+        await fsp.rm(dir, { recursive: true, force: true });
+      }
+    })());
+  }
+  return tsModules.get(file);
+}
 
 /** Polls an async predicate until it returns a truthy value, which it returns. */
 export async function waitFor(fn, timeoutMs = 10_000, intervalMs = 200, what) {
