@@ -10,6 +10,8 @@ import {
   REPO_ROOT, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer,
 } from './harness.mjs';
 
+export { hostProcesses } from './harness.mjs';
+
 export const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
 
 // ---------------------------------------------------------------------------
@@ -89,18 +91,6 @@ export function containersOf(folder) {
 export function removeContainersOf(folder) {
   const ids = containersOf(folder);
   if (ids.length > 0) sh('docker', ['rm', '-f', ...ids]);
-}
-
-/** Processes of this machine itself (pgrep also sees every container's) matching a pattern. */
-export function hostProcesses(pattern) {
-  const ours = fs.readlinkSync('/proc/self/ns/pid');
-  return sh('pgrep', ['-a', '-f', pattern]).split('\n').filter(Boolean).filter((line) => {
-    try {
-      return fs.readlinkSync(`/proc/${line.split(' ')[0]}/ns/pid`) === ours;
-    } catch {
-      return false;
-    }
-  });
 }
 
 // ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 // Everything a test starts is ended by server.stop() / workbench.close(); a process
 // exit handler kills whatever a failed test left behind.
 
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -121,17 +121,6 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 
 // ---------------------------------------------------------------------------
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Runs a command for a check; returns its stdout ('' or what it printed on a non-zero exit). */
-export function sh(command, args) {
-  try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    return String(err.stdout ?? '');
-  }
-}
-
 /**
  * Imports a TypeScript module of this repository (product or test support) into these ES-module
  * tests: bundled once per process by esbuild (as the product build does), so a test uses the
@@ -155,26 +144,9 @@ export function importTs(file) {
   return tsModules.get(file);
 }
 
-/** Polls an async predicate until it returns a truthy value, which it returns. */
-export async function waitFor(fn, timeoutMs = 10_000, intervalMs = 200, what) {
-  const start = Date.now();
-  let lastError;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-      lastError = undefined;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() - start >= timeoutMs) {
-      const label = what || fn.toString().replace(/\s+/g, ' ').slice(0, 160);
-      throw new Error(`waitFor timed out after ${timeoutMs} ms: ${label}` +
-        (lastError ? ` (last error: ${lastError.message})` : ''));
-    }
-    await sleep(intervalMs);
-  }
-}
+// sh, sleep, waitFor and hostProcesses: the ones every test uses (test/support/process.ts).
+const support = await importTs('test/support/process.ts');
+export const { hostProcesses, sh, sleep, waitFor } = support;
 
 function freePort() {
   return new Promise((resolve, reject) => {
