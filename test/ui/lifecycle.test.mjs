@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
-import { canvasColorCount, runCommand, screenshot, sh, waitFor } from './harness.mjs';
+import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
 import {
   TITLES, containersOf, indicator, reloadWindow, screenFrame, screenStats, withWindow, workspaceKey,
 } from './botscreen.mjs';
@@ -62,7 +62,7 @@ test('a retired default image in the settings is removed; a custom image stays',
   });
   await withWindow({ 'botScreen.sandbox.docker.image': 'example.org/team/desktop:2' }, async (server, page) => {
     await indicator(page).waitFor({ timeout: 30_000 });
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await sleep(3_000);
     assert.equal(await imageSetting(server), 'example.org/team/desktop:2');
   });
 });
