@@ -2,7 +2,6 @@
  * The extension's reading of its settings (VS Code's configuration): the snapshot core acts on,
  * each backend's part read through its record, the user-only rule, and the image settings' upkeep.
  */
-import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as vscode from 'vscode';
@@ -14,6 +13,7 @@ import {
   DEFAULT_BASE_IMAGE, DEFAULT_DEBIAN_MIRROR, DEFAULT_DEBIAN_SECURITY_MIRROR, SANDBOX_IMAGE,
 } from './core/sandboxImage';
 import type { ScreenSettings } from './core/settings';
+import { workspaceKeyOf } from './core/workspaceKey';
 
 /**
  * The default desktop image: the local tag of the image Bot Screen builds from the context in
@@ -123,7 +123,7 @@ export function readSettings(log: Logger): ScreenSettings {
 /** A short stable key for this window's workspace: names its container and runtime dir. */
 export function workspaceKey(): string {
   const identity = vscode.workspace.workspaceFile?.toString() ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? 'no-workspace';
-  return createHash('sha256').update(identity).digest('hex').slice(0, 12);
+  return workspaceKeyOf(identity);
 }
 
 function warnOnce(log: Logger, message: string): void {

@@ -87,7 +87,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     await waitFor(() => {
       id = inSandbox('xdotool', 'search', '--onlyvisible', '--name', `^${title}$`).trim().split('\n')[0];
       return id !== '';
-    }, 20_000, `terminal window ${title}`);
+    }, 20_000, 50, `terminal window ${title}`);
     await new Promise((r) => setTimeout(r, 500)); // let the shell start
     return id;
   }
@@ -145,7 +145,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     assert.deepEqual([png.width, png.height, png.colorType], [WIDTH, HEIGHT, 2], 'RGB PNG of the screen size');
     assert.equal(png.raw.length, HEIGHT * (1 + WIDTH * 3), 'the pixel data is complete');
     // Right after the start the desktop may still be painting: a later screenshot shows it.
-    await waitFor(async () => distinctColours((done(await runner.perform('screenshot', {}), 'screenshot').screenshot!.png)) >= 10, 60_000,
+    await waitFor(async () => distinctColours((done(await runner.perform('screenshot', {}), 'screenshot').screenshot!.png)) >= 10, 60_000, 50,
       'a screenshot with a painted desktop (at least 10 colours)');
 
     const times: number[] = [];
@@ -160,12 +160,12 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
   test('click focuses the window clicked; type and key run a command in it, as the desktop user', async () => {
     const first = await openTerminal(`agent-a-${tag}`, 40, 60);
     const second = await openTerminal(`agent-b-${tag}`, 560, 360);
-    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === second, 5000, 'the newer terminal to have focus');
+    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === second, 5000, 50, 'the newer terminal to have focus');
 
     const target = await windowCenter(first);
     const click = done(await runner.perform('click', target), 'click');
     assert.deepEqual(click.size, { width: WIDTH, height: HEIGHT });
-    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === first, 5000, 'the clicked terminal to have focus');
+    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === first, 5000, 50, 'the clicked terminal to have focus');
 
     const file = `/tmp/typed-by-agent-${tag}`;
     // Quotes, $ and backticks arrive as typed: only the terminal's shell reads them, in single
@@ -173,12 +173,12 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     done(await runner.perform('type', { text: `echo '$HOME "q" \`id\` $(id)' > ${file}` }), 'type');
     assert.equal(exists(file), false, 'nothing runs before Return');
     done(await runner.perform('key', { chord: 'Return' }), 'key');
-    await waitFor(() => exists(file), 10_000, `${file} in the sandbox`);
+    await waitFor(() => exists(file), 10_000, 50, `${file} in the sandbox`);
     assert.equal(fileIn(file), '$HOME "q" `id` $(id)\n');
     // Text that starts with a dash is text, not an xdotool option.
     done(await runner.perform('type', { text: 'echo ' }), 'type');
     done(await runner.perform('type', { text: `--dash-- >> ${file}\n` }), 'type with a leading dash');
-    await waitFor(() => fileIn(file).endsWith('--dash--\n'), 10_000, 'the second line');
+    await waitFor(() => fileIn(file).endsWith('--dash--\n'), 10_000, 50, 'the second line');
     assert.equal(sh('docker', ['exec', container, 'stat', '-c', '%U', file]).trim(), 'pn', 'typed as the desktop user');
   });
 
@@ -255,7 +255,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     done(await runner.perform('click', await windowCenter(id)), 'focus');
     const file = `/tmp/interrupted-${tag}`;
     const typing = runner.perform('type', { text: `cat > ${file}\n${'y'.repeat(1000)}` });
-    await waitFor(() => exists(file), 10_000, 'cat to start');
+    await waitFor(() => exists(file), 10_000, 50, 'cat to start');
     lease.acquire(`viewer-${tag}`, 'takes over while the agent types');
     try {
       const typed = await typing;
@@ -281,7 +281,7 @@ describe('agent actions in a docker sandbox', { timeout: 600_000 }, () => {
     await new Promise((r) => setTimeout(r, 500));
     const started = Date.now();
     done(await runner.perform('openUrl', { url: `http://127.0.0.1:8765/?tag=${tag}` }), 'open url');
-    await waitFor(() => inSandbox('xdotool', 'search', '--name', `agent-page-${tag}`).trim() !== '', 60_000, 'the page title in a browser window');
+    await waitFor(() => inSandbox('xdotool', 'search', '--name', `agent-page-${tag}`).trim() !== '', 60_000, 50, 'the page title in a browser window');
     console.log(`# open_url to a visible page title: ${Date.now() - started} ms`);
     const browser = sh('docker', ['exec', container, 'pgrep', '-a', '-f', 'botscreen-browser']);
     assert.match(browser, /--user-data-dir=\/home\/pn\/\.config\/botscreen-browser/);

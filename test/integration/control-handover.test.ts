@@ -61,7 +61,7 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
   /** Gives the window the focus, as a click of the agent would. */
   async function focus(id: string): Promise<void> {
     inSandbox('xdotool', 'windowactivate', id);
-    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === id, 10_000, `window ${id} to have the focus`);
+    await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === id, 10_000, 50, `window ${id} to have the focus`);
   }
 
   /**
@@ -86,7 +86,7 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
       }
     });
     let id = '';
-    await waitFor(() => (id = inSandbox('xdotool', 'search', '--onlyvisible', '--name', `^${title}$`).trim().split('\n')[0]) !== '', 30_000, `window ${title}`);
+    await waitFor(() => (id = inSandbox('xdotool', 'search', '--onlyvisible', '--name', `^${title}$`).trim().split('\n')[0]) !== '', 30_000, 50, `window ${title}`);
     await focus(id);
     return { id, presses };
   }
@@ -143,16 +143,16 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
       pointer.writeUInt16BE(Number(geometry.X) + 20, 2);
       pointer.writeUInt16BE(Number(geometry.Y) + 20, 4);
       socket.write(Buffer.concat([key, pointer]));
-      await waitFor(() => (xState().mask & (CONTROL_MASK | BUTTON1_MASK)) === (CONTROL_MASK | BUTTON1_MASK), 10_000, 'Ctrl and button 1 down on the screen');
+      await waitFor(() => (xState().mask & (CONTROL_MASK | BUTTON1_MASK)) === (CONTROL_MASK | BUTTON1_MASK), 10_000, 50, 'Ctrl and button 1 down on the screen');
       const handedBackAt = Date.now();
       lease.release(viewer); // hand back; the viewer sends no key-up (noVNC goes view-only)
-      const took = await waitFor(() => (xState().mask & (CONTROL_MASK | BUTTON1_MASK)) === 0, 10_000, 'Ctrl and button 1 released by the gate');
-      console.log(`# hand back to Ctrl and button 1 released on the screen: ${took} ms (polled)`);
+      await waitFor(() => (xState().mask & (CONTROL_MASK | BUTTON1_MASK)) === 0, 10_000, 50, 'Ctrl and button 1 released by the gate');
+      console.log(`# hand back to Ctrl and button 1 released on the screen: ${Date.now() - handedBackAt} ms (polled)`);
       assert.ok(Date.now() - handedBackAt < 10_000);
 
       await focus(logger.id);
       done(await runner.perform('type', { text: 'w' }), 'type w');
-      await waitFor(() => logger.presses.some((p) => p.key === 'w'), 10_000, 'the w to arrive');
+      await waitFor(() => logger.presses.some((p) => p.key === 'w'), 10_000, 50, 'the w to arrive');
       const w = logger.presses.filter((p) => p.key === 'w');
       assert.equal(w.length, 1);
       assert.equal(w[0].state & CONTROL_MASK, 0, 'w arrived without Ctrl');
@@ -167,11 +167,11 @@ describe('control changing hands on a docker sandbox screen', { timeout: 600_000
     inSandbox('xdotool', 'keydown', 'Control_L');
     assert.equal(xState().mask & CONTROL_MASK, CONTROL_MASK, 'Ctrl is down');
     done(await runner.perform('type', { text: 'w' }), 'type w');
-    await waitFor(() => logger.presses.some((p) => p.key === 'w'), 10_000, 'the w to arrive');
+    await waitFor(() => logger.presses.some((p) => p.key === 'w'), 10_000, 50, 'the w to arrive');
     assert.deepEqual(logger.presses.filter((p) => p.key === 'w').map((p) => p.state & CONTROL_MASK), [0], 'w without Ctrl');
     assert.notEqual(inSandbox('xdotool', 'search', '--name', `^stale-${tag}$`).trim(), '', 'the window did not close');
     done(await runner.perform('key', { chord: 'ctrl+w' }), 'a real ctrl+w');
-    await waitFor(() => inSandbox('xdotool', 'search', '--name', `^stale-${tag}$`).trim() === '', 10_000, 'a chord the agent asks for still works');
+    await waitFor(() => inSandbox('xdotool', 'search', '--name', `^stale-${tag}$`).trim() === '', 10_000, 50, 'a chord the agent asks for still works');
   });
 
   for (const [who, taker] of [

@@ -92,7 +92,7 @@ describe('docker sandbox screen', () => {
     await rfbHandshake(relay.stdout, relay.stdin);
     sh('docker', ['rm', '-f', started.sandbox!.id]);
     const removedAt = Date.now();
-    await waitFor(() => controller.status.state === 'gone', 2_000, 'the screen to be reported gone');
+    await waitFor(() => controller.status.state === 'gone', 2_000, 50, 'the screen to be reported gone');
     testLog.warn(`gone reported ${Date.now() - removedAt} ms after docker rm -f`);
     assert.equal(controller.status.problem?.code, 'sandboxGone');
     await relay.exited;

@@ -116,7 +116,7 @@ describe('port forwarding through docker exec', () => {
     assert.match(id, /^[0-9a-f]{64}$/, 'the test container started');
     sandbox = new DockerCli('docker').sandbox(id, name, 'pn');
     sh('docker', ['exec', '-d', '-u', 'pn', id, 'python3', '-c', SERVERS]);
-    await waitFor(() => sh('docker', ['exec', id, 'sh', '-c', 'cat /proc/net/tcp | grep -c " 0A "']).trim() === '5', 10_000, 'the test servers');
+    await waitFor(() => sh('docker', ['exec', id, 'sh', '-c', 'cat /proc/net/tcp | grep -c " 0A "']).trim() === '5', 10_000, 50, 'the test servers');
     other = createOtherUser();
   });
 
@@ -173,7 +173,7 @@ describe('port forwarding through docker exec', () => {
     const startedAt = Date.now();
     // Batches of 8, the most a listener serves at once; each waits for the last one's relays.
     for (let batch = 0; batch < 13; batch++) {
-      await waitFor(async () => (await forwarder.list()).every((f) => f.connections === 0), 15_000, 'the previous batch to end');
+      await waitFor(async () => (await forwarder.list()).every((f) => f.connections === 0), 15_000, 50, 'the previous batch to end');
       await Promise.all(
         Array.from({ length: batch === 12 ? 4 : 8 }, async (_, i) => {
           const socket = await open(port);
@@ -190,9 +190,9 @@ describe('port forwarding through docker exec', () => {
       );
     }
     testLog.warn(`100 forwarded connections in ${Date.now() - startedAt} ms`);
-    await waitFor(async () => (await forwarder.list()).every((f) => f.connections === 0), 15_000, 'every connection to end');
-    await waitFor(() => hostRelays().length === 0, 10_000, 'no docker exec relay clients on this machine');
-    await waitFor(async () => (await containerRelays()).length === 0, 10_000, 'no relays in the container');
+    await waitFor(async () => (await forwarder.list()).every((f) => f.connections === 0), 15_000, 50, 'every connection to end');
+    await waitFor(() => hostRelays().length === 0, 10_000, 50, 'no docker exec relay clients on this machine');
+    await waitFor(async () => (await containerRelays()).length === 0, 10_000, 50, 'no relays in the container');
     const forwards = (await forwarder.list()).filter((f) => f.sandboxId === id && f.remotePort === 7002);
     assert.equal(forwards.length, 1, 'still exactly one listener');
     assert.equal(sh('ss', ['-Hltn', `sport = :${port}`]).trim().split('\n').filter(Boolean).length, 1);
@@ -204,8 +204,8 @@ describe('port forwarding through docker exec', () => {
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     assert.equal((await containerRelays()).length, 1);
     socket.destroy();
-    await waitFor(async () => (await containerRelays()).length === 0, 10_000, 'the streaming relay to be killed');
-    await waitFor(() => hostRelays().length === 0, 5_000, 'no relay client here');
+    await waitFor(async () => (await containerRelays()).length === 0, 10_000, 50, 'the streaming relay to be killed');
+    await waitFor(() => hostRelays().length === 0, 5_000, 50, 'no relay client here');
   });
 
   test('closing the forwards closes the listener and kills live relays, a half-closed one too', async () => {
@@ -221,7 +221,7 @@ describe('port forwarding through docker exec', () => {
     open1.write('x');
     // A FIN is a half-close: the server may still answer, so that relay stays until the forwards close.
     halfClosed.end('y');
-    await waitFor(async () => (await containerRelays()).length === 2, 10_000, 'both relays to run');
+    await waitFor(async () => (await containerRelays()).length === 2, 10_000, 50, 'both relays to run');
     await new Promise((r) => setTimeout(r, 2_500));
     assert.equal((await containerRelays()).length, 2, 'a half-closed connection keeps its relay');
     const closing = Date.now();
@@ -259,7 +259,7 @@ describe('port forwarding through docker exec', () => {
       } catch {
         return false;
       }
-    }, 120_000, 'DevTools to answer');
+    }, 120_000, 50, 'DevTools to answer');
     assert.match(version.Browser ?? '', /Chrome\//);
     assert.match(version.webSocketDebuggerUrl ?? '', /^ws:\/\/127\.0\.0\.1(:\d+)?\/devtools\/browser\//);
 
@@ -332,8 +332,8 @@ describe('port forwarding through docker exec', () => {
     assert.deepEqual(refusals, Array(12).fill('busy'));
     assert.deepEqual([relaysHere, relaysThere], [8, 8]);
     sockets.forEach((s) => s.destroy());
-    await waitFor(() => hostRelays().length === 0, 60_000, 'no docker exec relay clients on this machine');
-    await waitFor(async () => (await containerRelays()).length === 0, 60_000, 'no relays in the container');
+    await waitFor(() => hostRelays().length === 0, 60_000, 50, 'no docker exec relay clients on this machine');
+    await waitFor(async () => (await containerRelays()).length === 0, 60_000, 50, 'no relays in the container');
     await forwarder.close(id);
   });
 
@@ -346,7 +346,7 @@ describe('port forwarding through docker exec', () => {
     let after = 0;
     socket.on('data', (d: Buffer) => (after += d.length));
     socket.resume();
-    await waitFor(() => after > 4 << 20, 60_000, 'the flood to flow again once the client reads');
+    await waitFor(() => after > 4 << 20, 60_000, 50, 'the flood to flow again once the client reads');
     testLog.warn(`forward, stalled reader: RSS growth ${growth.toFixed(1)} MiB in 10 s`);
     assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
     await forwarder.close(id);
@@ -402,6 +402,6 @@ describe('port forwarding through ssh (the server has AllowTcpForwarding no)', (
     assert.match(banner, /^SSH-2\.0-OpenSSH/);
     assert.equal(sshRelays().length, 1, 'the relay runs as the login user');
     await forwarder.close(sandbox.id);
-    await waitFor(() => sshRelays().length === 0, 10_000, 'no relay of the ssh user');
+    await waitFor(() => sshRelays().length === 0, 10_000, 50, 'no relay of the ssh user');
   });
 });

@@ -78,7 +78,7 @@ describe('sandbox image build', () => {
     const steps: BuildStep[] = [];
     const lines: string[] = [];
     const handle = startBuild(options(tinyContext(`RUN sleep 45 && echo ${marker}`), tag, steps, lines));
-    await waitFor(() => lines.some((l) => l.includes('Running in')) && steps.some((s) => s.instruction.startsWith('RUN sleep')), 60_000, 'the RUN step to run');
+    await waitFor(() => lines.some((l) => l.includes('Running in')) && steps.some((s) => s.instruction.startsWith('RUN sleep')), 60_000, 50, 'the RUN step to run');
     const cancelledAt = Date.now();
     handle.cancel();
     const result = await handle.done;
@@ -87,7 +87,7 @@ describe('sandbox image build', () => {
     assert.ok(took < 15_000, `the build ended ${took} ms after cancel, long before its 45 s step`);
     assert.equal(exists(tag), '', 'no image carries the tag');
     // The engine abandons the build once its client is gone: the step's container goes too.
-    await waitFor(() => !sh('docker', ['ps', '-a', '--no-trunc', '--format', '{{.Command}}']).includes(marker), 30_000, 'the step container to go');
+    await waitFor(() => !sh('docker', ['ps', '-a', '--no-trunc', '--format', '{{.Command}}']).includes(marker), 30_000, 50, 'the step container to go');
   });
 
   test('a failing build reports its last lines and tags nothing', { timeout: 120_000 }, async () => {
@@ -132,7 +132,7 @@ describe('sandbox image build with podman', () => {
 
     const cancelSteps: BuildStep[] = [];
     const handle = startBuild(options(tinyContext(`RUN sleep 45 && echo cancel-${uniq}`), tags[1], cancelSteps, [], 'podman'));
-    await waitFor(() => cancelSteps.some((s) => s.instruction.startsWith('RUN sleep')), 60_000, 'the RUN step to start');
+    await waitFor(() => cancelSteps.some((s) => s.instruction.startsWith('RUN sleep')), 60_000, 50, 'the RUN step to start');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const cancelledAt = Date.now();
     handle.cancel();

@@ -223,7 +223,7 @@ describe('idle auto-stop', () => {
     try {
       const started = Date.now();
       await Promise.all([a.start(), b.start()]);
-      await waitFor(() => a.status.state === 'stopped', 10_000, 'the idle screen to stop');
+      await waitFor(() => a.status.state === 'stopped', 10_000, 50, 'the idle screen to stop');
       testLog.warn(`idle screen (limit 1.8 s) stopped after ${Date.now() - started} ms`);
       assert.deepEqual(desktopProcesses(a.status.sandbox?.id ?? `botscreen-${idle.workspaceKey}`), []);
       assert.equal(b.status.state, 'running', 'idleStopMinutes 0 disables the auto-stop');

@@ -278,7 +278,7 @@ async function plantTrap(place: Place, key: string, extraSockets: string[] = [])
   const trap = `${place.tmp}/atk-${tag}-${randomBytes(2).toString('hex')}`;
   place.asAttacker(TRAP, trap, key);
   place.spawnAttacker(LOGGER, `${trap}/log`, `${trap}/${key}/rfb.sock`, ...extraSockets);
-  await waitFor(() => place.asRoot('cat "$1/log"', trap).includes('ready'), 20_000, 'the attacker\'s logger');
+  await waitFor(() => place.asRoot('cat "$1/log"', trap).includes('ready'), 20_000, 50, 'the attacker\'s logger');
   return trap;
 }
 
@@ -378,7 +378,7 @@ function attacks(placeOf: () => Place, controllerOf: () => ScreenController): vo
       assert.equal(flipper.exitCode, null, 'the flipper ran throughout');
     } finally {
       place.asRoot('touch "$1"', stop);
-      await waitFor(() => flipper.exitCode !== null, 10_000, 'the flipper to end').catch(() => flipper.kill('SIGKILL'));
+      await waitFor(() => flipper.exitCode !== null, 10_000, 50, 'the flipper to end').catch(() => flipper.kill('SIGKILL'));
       place.asRoot('rm -rf "$1" "$2"', decoy, stop);
     }
   });
@@ -446,7 +446,7 @@ describe('the relay connects only to a socket of its own user', () => {
     place.asAttacker('mkdir -m 0777 "$1" && : >"$1/log" && chmod 0666 "$1/log"', trap);
     place.spawnAttacker(LOGGER, `${trap}/log`, `${trap}/a`, `${trap}/b`);
     const log = () => readFileSync(`${trap}/log`, 'utf8').split('\n').filter((l) => l && l !== 'ready');
-    await waitFor(() => readFileSync(`${trap}/log`, 'utf8').includes('ready'), 20_000, 'the attacker\'s logger');
+    await waitFor(() => readFileSync(`${trap}/log`, 'utf8').includes('ready'), 20_000, 50, 'the attacker\'s logger');
     const own = mkdtempSync(`${hostTmp}/own-`);
 
     symlinkSync(`${trap}/a`, `${own}/link`);
@@ -508,7 +508,7 @@ describe('on this machine (gateway), X displays :20-:99 held by another user', (
     const logger = spawn('nsenter', [...enter, ...setpriv, '/usr/bin/python3', '-c', LOGGER, `${trap}/log`, ...xSockets], { stdio: 'ignore' });
     children.push(logger);
     const log = () => execFileSync('nsenter', [...enter, 'cat', `${trap}/log`], { encoding: 'utf8' });
-    await waitFor(() => log().includes('ready'), 20_000, 'the attacker\'s logger');
+    await waitFor(() => log().includes('ready'), 20_000, 50, 'the attacker\'s logger');
     // The locks name a live pid of the attacker's (its logger); one is a FIFO, one a symlink.
     asAttacker(
       'for n in $(seq 20 99); do echo "     $1" >/tmp/.X$n-lock; done; ' +
@@ -606,7 +606,7 @@ describe('on the ssh host: the victim is the login user', () => {
     const log = `${hostTmp}/atk-ssh-${tag}.log`;
     execFileSync('setpriv', ['--reuid', String(attacker.uid), '--regid', String(attacker.gid), '--clear-groups', '--', 'sh', '-c', ': >"$1"', 'sh', log]);
     place.spawnAttacker(LOGGER, log, controlTrap);
-    await waitFor(() => existsSync(controlTrap), 10_000, 'the attacker\'s control socket');
+    await waitFor(() => existsSync(controlTrap), 10_000, 50, 'the attacker\'s control socket');
   });
   after(async () => {
     await controller?.stop().catch(() => undefined);

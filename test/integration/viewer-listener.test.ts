@@ -90,7 +90,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
 
   afterEach(async () => {
     clients.splice(0).forEach((s) => s.destroy());
-    await waitFor(() => listener.connections() === 0, 60_000, 'the test\'s connections to end');
+    await waitFor(() => listener.connections() === 0, 60_000, 50, 'the test\'s connections to end');
   });
 
   after(async () => {
@@ -111,7 +111,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     assert.equal(listener.connections(), 2);
     assert.equal(relays(), 2);
     sockets.forEach((s) => s.destroy());
-    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'relays to end with their connections');
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 50, 'relays to end with their connections');
   });
 
   test('the listener binds loopback only', () => {
@@ -163,7 +163,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     // The same IPv6 client as the owner gets the server's ProtocolVersion: the check tells users apart.
     const mine = await run({ command: '/usr/bin/python3', args: ['-c', PEEK_CLIENT, '6', String(listener.port), '60', '', '12'] }, { timeoutMs: 90_000 });
     assert.deepEqual(peekResult(mine.stdout), { bytes: 12, end: 'enough' }, mine.stdout + mine.stderr);
-    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'the owner\'s probe to end');
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 50, 'the owner\'s probe to end');
   });
 
   test('control goes to one connection: a second viewer of the same user stays view-only; closing the holder hands back', async () => {
@@ -183,19 +183,19 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     assert.equal(lease.read().holder, 'human');
 
     second.write(pointerEvent(321, 123));
-    await waitFor(async () => (await pointer()) === 'x:321 y:123', 60_000, 'the holder\'s pointer to move');
+    await waitFor(async () => (await pointer()) === 'x:321 y:123', 60_000, 50, 'the holder\'s pointer to move');
     first.write(pointerEvent(45, 67));
     await new Promise((r) => setTimeout(r, 5_000));
     assert.equal(await pointer(), 'x:321 y:123', 'the other connection\'s pointer is dropped');
     second.write(pointerEvent(322, 124));
-    await waitFor(async () => (await pointer()) === 'x:322 y:124', 60_000, 'the holder\'s pointer to move again');
+    await waitFor(async () => (await pointer()) === 'x:322 y:124', 60_000, 50, 'the holder\'s pointer to move again');
 
     first.destroy();
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(lease.read().holder, 'human', 'a view-only connection closing changes nothing');
     second.destroy();
-    await waitFor(() => lease.read().holder === 'agent', 5_000, 'the holder closing to hand back');
-    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'both relays to end');
+    await waitFor(() => lease.read().holder === 'agent', 5_000, 50, 'the holder closing to hand back');
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 50, 'both relays to end');
     assert.equal(listener.takeControl(), undefined, 'no connection, no control');
     assert.equal(lease.read().holder, 'agent');
   });
@@ -214,12 +214,12 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     assert.equal(relays(), 8);
     assert.equal(relaysOpened - openedBefore, 8, 'no exec for a refused connection');
     sockets.forEach((s) => s.destroy());
-    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'every relay to end');
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 50, 'every relay to end');
     // Slots are free again.
     const again = dial(listener.port);
     assert.equal(await firstBytes(again, 12), 12, `served again (refusals: ${refusals.join(', ')})`);
     again.destroy();
-    await waitFor(() => relays() === 0, 60_000, 'the last relay to end');
+    await waitFor(() => relays() === 0, 60_000, 50, 'the last relay to end');
   });
 
   test('a viewer that stops reading for 10 s while asking for full updates: the RSS here grows by less than 20 MB', async () => {
@@ -242,7 +242,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     testLog.warn(`external viewer port, stalled reader: ${requests} full-update requests (${((requests * 1280 * 800 * 4) / (1 << 30)).toFixed(1)} GiB asked) in 10 s, RSS growth ${growth.toFixed(1)} MiB`);
     assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
     socket.destroy();
-    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 'the relay to end');
+    await waitFor(() => listener.connections() === 0 && relays() === 0, 60_000, 50, 'the relay to end');
   });
 
   test('a viewer that stops reading for 10 s while its relay sends as fast as an exec can: the RSS here grows by less than 20 MB', async () => {
@@ -261,7 +261,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     let after = 0;
     socket.on('data', (d: Buffer) => (after += d.length));
     socket.resume();
-    await waitFor(() => after > 4 << 20, 60_000, 'the stream to flow again once the viewer reads');
+    await waitFor(() => after > 4 << 20, 60_000, 50, 'the stream to flow again once the viewer reads');
     testLog.warn(`external viewer port, stalled reader of a flooding relay: RSS growth ${growth.toFixed(1)} MiB in 10 s`);
     assert.ok(growth < 20, `RSS grew by ${growth.toFixed(1)} MiB`);
     socket.destroy();
@@ -309,8 +309,8 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     const socket = await open(listener.port);
     await rfbHandshake(socket as unknown as Readable, socket, SLOW_MS);
     await listener.close();
-    await waitFor(() => socket.destroyed || socket.readableEnded, 5_000, 'the connection to close');
-    await waitFor(() => relays() === 0, 60_000, 'no relay');
+    await waitFor(() => socket.destroyed || socket.readableEnded, 5_000, 50, 'the connection to close');
+    await waitFor(() => relays() === 0, 60_000, 50, 'no relay');
   });
 });
 

@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readlinkSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
 import type { Logger } from '../../src/core/logger';
 import { SANDBOX_IMAGE } from '../../src/core/sandboxImage';
 import type { ScreenSettings } from '../../src/core/settings';
+import { sh } from './process';
+
+// The process helpers every test uses, for the tests that import them from here.
+export { hostProcesses, sh, waitFor } from './process';
 
 /** The image the extension uses by default (the content-hash tag scripts/build-sandbox-image.sh also gives the rig's build). */
 export const IMAGE = process.env.BOTSCREEN_IMAGE ?? SANDBOX_IMAGE;
@@ -46,15 +49,6 @@ export function settings(
   };
 }
 
-/** Runs a command for a check; returns stdout ('' on a non-zero exit). */
-export function sh(command: string, args: string[]): string {
-  try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    return String((err as { stdout?: string }).stdout ?? '');
-  }
-}
-
 /** Desktop processes of a container, by name (`pgrep -a` lines). */
 export function desktopProcesses(containerId: string): string[] {
   return sh('docker', ['exec', containerId, 'pgrep', '-a', '-f', 'Xvnc|xfwm4|xfce4-panel|xfdesktop|xfsettingsd|dbus-daemon|launcher.sh'])
@@ -62,40 +56,11 @@ export function desktopProcesses(containerId: string): string[] {
     .filter(Boolean);
 }
 
-/**
- * Processes of this machine itself whose command line matches. pgrep also sees every container's
- * processes (one kernel); only those in our own pid namespace run on the host.
- */
-export function hostProcesses(pattern: string): string[] {
-  const ours = readlinkSync('/proc/self/ns/pid');
-  return sh('pgrep', ['-a', '-f', pattern])
-    .split('\n')
-    .filter(Boolean)
-    .filter((line) => {
-      try {
-        return readlinkSync(`/proc/${line.split(' ')[0]}/ns/pid`) === ours;
-      } catch {
-        return false; // already gone
-      }
-    });
-}
-
 export function removeTestContainers(workspaceKey: string): void {
   const ids = sh('docker', ['ps', '-aq', '--filter', `label=dev.botscreen.workspace=${workspaceKey}`]).split('\n').filter(Boolean);
   if (ids.length > 0) {
     sh('docker', ['rm', '-f', ...ids]);
   }
-}
-
-export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
-  const started = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return Date.now() - started;
 }
 
 /** A marker store in a fresh temporary directory (the extension uses its global storage). */

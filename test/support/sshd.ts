@@ -2,12 +2,13 @@
 // (pinned in a private known_hosts), key-only login for one local user, no PAM, no tty, no
 // TCP forwarding (the screen needs none of them). Needs root, /usr/sbin/sshd and ssh
 // (scripts/setup-sshd-deps.sh) and the desktop packages on this machine for the screen.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import type { SshSettings } from '../../src/core/backends/ssh';
+import { run } from './process';
 
 export const SSH_USER = 'botscreen-ssh';
 const SSHD = '/usr/sbin/sshd';
@@ -28,10 +29,6 @@ export interface Sshd {
   /** The server's log (VERBOSE), for failures. */
   log(): string;
   stop(): Promise<void>;
-}
-
-function sh(command: string, args: string[]): string {
-  return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 function freePort(): Promise<number> {
@@ -62,13 +59,13 @@ function banner(port: number): Promise<boolean> {
 /** The dedicated local user: created when missing, unlocked for key logins without PAM (`*`). */
 export function ensureSshUser(): { uid: number; gid: number; home: string } {
   try {
-    sh('id', ['-u', SSH_USER]);
+    run('id', ['-u', SSH_USER]);
   } catch {
-    sh('useradd', ['--create-home', '--shell', '/bin/bash', '--comment', 'Bot Screen SSH tests', SSH_USER]);
+    run('useradd', ['--create-home', '--shell', '/bin/bash', '--comment', 'Bot Screen SSH tests', SSH_USER]);
   }
   // useradd leaves `!` (locked); with UsePAM no a locked account cannot log in even with a key.
-  sh('usermod', ['-p', '*', SSH_USER]);
-  const [, , uid, gid, , home] = sh('getent', ['passwd', SSH_USER]).trim().split(':');
+  run('usermod', ['-p', '*', SSH_USER]);
+  const [, , uid, gid, , home] = run('getent', ['passwd', SSH_USER]).trim().split(':');
   const dotSsh = join(home, '.ssh');
   mkdirSync(dotSsh, { recursive: true, mode: 0o700 });
   chownSync(dotSsh, Number(uid), Number(gid));
@@ -93,7 +90,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   chmodSync(dir, 0o700);
   const id = randomBytes(4).toString('hex');
   for (const key of ['host_ed25519', 'client_ed25519']) {
-    sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `botscreen-test-${id}`, '-f', join(dir, key)]);
+    run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `botscreen-test-${id}`, '-f', join(dir, key)]);
   }
   // Per-run authorized keys in the user's home: StrictModes refuses keys under world-writable /tmp.
   const authorized = join(account.home, '.ssh', `authorized_keys.${id}`);
@@ -184,7 +181,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
     log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
     stop: async () => {
       // Per-connection children first (they outlive the listener), then the listener.
-      for (const pid of sh('sh', ['-c', `pgrep -P ${sshd.pid} || true`]).split('\n').filter(Boolean)) {
+      for (const pid of run('sh', ['-c', `pgrep -P ${sshd.pid} || true`]).split('\n').filter(Boolean)) {
         try {
           process.kill(Number(pid), 'SIGTERM');
         } catch {

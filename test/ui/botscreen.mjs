@@ -1,22 +1,84 @@
-// What the UI tests need to know about Bot Screen itself: the key it gives a workspace (which
-// names its container and runtime dir), and that container.
-import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+// What the UI tests know about Bot Screen itself, taken from the product rather than re-typed:
+// its command titles and labels (package.json, package.nls*.json, l10n/), the key it gives a
+// workspace (src/core/workspaceKey.ts, which names its container and runtime dir), its sandbox
+// containers, the window every UI test opens with it installed, and the one reader of the Screen
+// webview's test probe. How to drive VS Code in general is in test/ui/harness.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT, openWorkbench, startServer } from './harness.mjs';
+import { pathToFileURL } from 'node:url';
+import {
+  REPO_ROOT, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer,
+} from './harness.mjs';
 
-/** Same as src/settings.ts workspaceKey() for a folder opened in the VS Code Server. */
-export function workspaceKey(folder) {
-  return createHash('sha256').update(`file://${folder}`).digest('hex').slice(0, 12);
+export { hostProcesses } from './harness.mjs';
+
+export const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
+
+// ---------------------------------------------------------------------------
+// Labels, from the files VS Code itself reads them from.
+
+const readJson = (file) => JSON.parse(fs.readFileSync(path.join(REPO_ROOT, file), 'utf8'));
+const manifest = readJson('package.json');
+const localized = new Map();
+/** A file of strings in English (no locale) or in `locale`; a missing key is an error, never a fallback. */
+function strings(file, locale) {
+  if (!localized.has(file)) localized.set(file, readJson(file));
+  const table = localized.get(file);
+  return (key) => {
+    if (typeof table[key] !== 'string') throw new Error(`${file} has no string "${key}"${locale ? ` (locale ${locale})` : ''}`);
+    return table[key];
+  };
+}
+const nls = (locale) => strings(locale ? `package.nls.${locale}.json` : 'package.nls.json', locale);
+/** A manifest value: "%key%" resolved through package.nls[.locale].json, anything else as is. */
+const resolve = (value, locale) => (/^%.+%$/.test(value) ? nls(locale)(value.slice(1, -1)) : value);
+
+/** A string the extension shows through vscode.l10n.t(key), as l10n/ bundles it for `locale`. */
+export function l10nText(key, locale) {
+  return strings(locale ? `l10n/bundle.l10n.${locale}.json` : 'l10n/bundle.l10n.json', locale)(key);
 }
 
-export function sh(command, args) {
-  try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    return String(err.stdout ?? '');
-  }
+function command(id) {
+  const found = manifest.contributes.commands.find((c) => c.command === `botScreen.${id}`);
+  if (!found) throw new Error(`package.json contributes no command botScreen.${id}`);
+  return found;
+}
+/** A command's title without its category, as menus and title buttons show it ("Start Screen"). */
+export const commandLabel = (id, locale) => resolve(command(id).title, locale);
+/** A command's title as the palette lists it ("Bot Screen: Start Screen"); `id` without "botScreen.". */
+export const commandTitle = (id, locale) => `${resolve(command(id).category, locale)}: ${commandLabel(id, locale)}`;
+
+/** The palette titles of Bot Screen's commands, by id without "botScreen." (TITLES.start, ...). */
+export const TITLES = Object.fromEntries(manifest.contributes.commands
+  .map((c) => c.command.replace(/^botScreen\./, ''))
+  .map((id) => [id, commandTitle(id)]));
+
+/** The terminal profile's name ("Bot Screen sandbox"). */
+export const TERMINAL_PROFILE = resolve(manifest.contributes.terminal.profiles.find((p) => p.id === 'botScreen.sandbox').title);
+/** The activity bar entry's name. */
+export const VIEW_CONTAINER = resolve(manifest.contributes.viewsContainers.activitybar.find((c) => c.id === 'botScreen').title);
+/** The name of a sandbox terminal's tab ("Bot Screen: botscreen-…") for a sandbox named `name`. */
+export const sandboxTerminalName = (name) => l10nText('Bot Screen: {0}').replace('{0}', name);
+/** The editor panel's tab title. */
+export const PANEL_TITLE = l10nText('Bot Screen');
+/** The placement indicator's text before its place ("Screen:"), in English or in `locale`. */
+export const indicatorPrefix = (locale) => l10nText('Screen: {0}', locale).replace('{0}', '').trim();
+/** The indicator's text for a screen in a `backend` sandbox ("Screen: docker sandbox"). */
+export const indicatorText = (backend, locale) => l10nText('Screen: {0}', locale).replace('{0}', l10nText('{0} sandbox', locale).replace('{0}', backend));
+
+/** The placement indicator in the status bar: it shows once Bot Screen is active. */
+export function indicator(page, locale) {
+  return page.locator('.statusbar-item', { hasText: indicatorPrefix(locale) }).first();
+}
+
+// ---------------------------------------------------------------------------
+// The workspace key and the sandbox containers.
+
+const { workspaceKeyOf } = await importTs('src/core/workspaceKey.ts');
+
+/** The key Bot Screen gives a folder opened in the VS Code Server (src/core/workspaceKey.ts). */
+export function workspaceKey(folder) {
+  return workspaceKeyOf(pathToFileURL(folder).href);
 }
 
 /** Ids of the sandbox containers Bot Screen made for this workspace. */
@@ -31,36 +93,63 @@ export function removeContainersOf(folder) {
   if (ids.length > 0) sh('docker', ['rm', '-f', ...ids]);
 }
 
-/** Processes of this machine itself (pgrep also sees every container's) matching a pattern. */
-export function hostProcesses(pattern) {
-  const ours = fs.readlinkSync('/proc/self/ns/pid');
-  return sh('pgrep', ['-a', '-f', pattern]).split('\n').filter(Boolean).filter((line) => {
-    try {
-      return fs.readlinkSync(`/proc/${line.split(' ')[0]}/ns/pid`) === ours;
-    } catch {
-      return false;
-    }
-  });
-}
-
-export const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
+// ---------------------------------------------------------------------------
+// The window.
 
 /**
  * A VS Code window with Bot Screen installed and active (its placement indicator shows, so its
  * commands are in the palette); runs `body(server, page)`, then ends the window and the server
  * and removes this workspace's sandbox containers.
+ * Options: `vsix: false` installs nothing (a test that loads the extension under development);
+ * `indicator: false` neither asks for the indicator in every window nor waits for it;
+ * `beforeOpen(server)` runs once the server is up, before the window opens; `open` goes to
+ * openWorkbench; `failureShot` names a screenshot kept when the body fails.
  */
-export async function withWindow(userSettings, body) {
+export async function withWindow(userSettings, body, { vsix = true, indicator: waitForIndicator = true, beforeOpen, open, failureShot } = {}) {
+  if (vsix && !fs.existsSync(VSIX)) throw new Error(`${VSIX} does not exist (npm run package)`);
   // The indicator shows in every window only when asked to (by default only where a screen ran).
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always', ...userSettings } });
+  const settings = waitForIndicator ? { 'botScreen.statusBar.visible': 'always', ...userSettings } : userSettings;
+  const server = await startServer({ vsixPath: vsix ? VSIX : undefined, userSettings: settings });
   let workbench;
   try {
-    workbench = await openWorkbench(server);
-    await workbench.page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    if (beforeOpen) await beforeOpen(server);
+    workbench = await openWorkbench(server, open);
+    if (waitForIndicator) await indicator(workbench.page).waitFor({ timeout: 60_000 });
     await body(server, workbench.page);
+  } catch (err) {
+    if (workbench && failureShot) await screenshot(workbench.page, failureShot).catch(() => {});
+    throw err;
   } finally {
     await workbench?.close();
     await server.stop();
     removeContainersOf(server.workspace);
   }
+}
+
+/** Developer: Reload Window, waiting for the new page (not the old one still on screen). */
+export async function reloadWindow(page) {
+  const navigated = page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: 60_000 });
+  await runCommand(page, 'Developer: Reload Window');
+  await navigated;
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await indicator(page).waitFor({ timeout: 60_000 });
+}
+
+// ---------------------------------------------------------------------------
+// The Screen webview's probe: the only place that knows how a test reads it.
+
+const PROBE = 'botScreen';
+
+/**
+ * What a Screen viewer's webview reports about its connection (connection, inControl, hostState,
+ * connects, framesDrawn, bytesIn, firstFrameAt, lastFrameAt), or undefined in a frame that is not
+ * a Screen viewer. Throws when the frame is gone.
+ */
+export function screenStats(frame) {
+  return frame.evaluate((name) => (typeof window[name] === 'undefined' ? undefined : { ...window[name] }), PROBE);
+}
+
+/** The frame of a Screen viewer (the side bar view or the editor panel, whichever is found first). */
+export function screenFrame(page, timeoutMs) {
+  return findWebviewFrame(page, PROBE, timeoutMs);
 }

@@ -5,9 +5,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor } from './harness.mjs';
-import { containersOf, hostProcesses, sh, withWindow, workspaceKey } from './botscreen.mjs';
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
+import {
+  TITLES, containersOf, hostProcesses, screenFrame, screenStats, withWindow, workspaceKey,
+} from './botscreen.mjs';
 
 /** A maximised xfce4-terminal on the sandbox's screen, so typed keys land in a shell. */
 function openTerminal(container) {
@@ -21,14 +22,14 @@ const fileIn = (container, file) => sh('docker', ['exec', container, 'cat', file
 
 test('typing reaches the sandbox only while this view holds control', { timeout: 240_000 }, async () => {
   await withWindow({}, async (server, page) => {
-    await runCommand(page, 'Bot Screen: Start Screen');
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    await runCommand(page, TITLES.start);
+    const frame = await screenFrame(page, 60_000);
     await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 30_000, 200, 'the desktop');
     const [container] = containersOf(server.workspace);
     openTerminal(container);
     await waitFor(() => sh('docker', ['exec', container, 'pgrep', '-f', 'xfce4-terminal']).trim() !== '', 15_000, 200, 'the terminal');
     await sleep(2_500); // the window maps and takes the focus
-    const probe = () => frame.evaluate(() => ({ ...window.botScreen }));
+    const probe = () => screenStats(frame);
     const canvas = frame.locator('#screen canvas').first();
 
     // The agent holds control: the view is view-only and says so.
@@ -57,10 +58,10 @@ test('typing reaches the sandbox only while this view holds control', { timeout:
 
 test('Open Sandbox Terminal opens a shell inside the sandbox, as pn, on the screen\'s display', { timeout: 240_000 }, async () => {
   await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
-    await runCommand(page, 'Bot Screen: Start Screen');
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
-    await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
-    await runCommand(page, 'Bot Screen: Open Sandbox Terminal');
+    await runCommand(page, TITLES.start);
+    const frame = await screenFrame(page, 60_000);
+    await waitFor(async () => (await screenStats(frame)).hostState === 'running', 30_000, 200, 'the screen');
+    await runCommand(page, TITLES.openSandboxTerminal);
     const terminal = page.locator('.part.panel .xterm').first();
     await terminal.waitFor({ timeout: 30_000 });
     await sleep(2_000);
@@ -78,8 +79,8 @@ async function panelFrame(page) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const inPanel = await frame.evaluate(() => Boolean(window.botScreen?.hostState)
-        && !document.querySelector('#actions [data-action="openInEditor"]')).catch(() => false);
+      const inPanel = await screenStats(frame).then(async (stats) => Boolean(stats?.hostState)
+        && !(await frame.evaluate(() => Boolean(document.querySelector('#actions [data-action="openInEditor"]'))))).catch(() => false);
       if (inPanel) return frame;
     }
     return undefined;
@@ -88,11 +89,11 @@ async function panelFrame(page) {
 
 test('a dropped connection keeps control; closing the holder\'s panel hands it back', { timeout: 240_000 }, async () => {
   await withWindow({}, async (server, page) => {
-    await runCommand(page, 'Bot Screen: Start Screen');
-    await findWebviewFrame(page, 'botScreen', 60_000);
-    await runCommand(page, 'Bot Screen: Open Screen in Editor');
+    await runCommand(page, TITLES.start);
+    await screenFrame(page, 60_000);
+    await runCommand(page, TITLES.openInEditor);
     const frame = await panelFrame(page);
-    const probe = () => frame.evaluate(() => ({ ...window.botScreen }));
+    const probe = () => screenStats(frame);
     await waitFor(async () => (await probe()).connection === 'live', 30_000, 200, 'the panel to be live');
     await frame.locator('#control-button').click();
     await waitFor(async () => (await probe()).inControl, 10_000, 100, 'the panel to hold control');
@@ -116,9 +117,9 @@ test('a dropped connection keeps control; closing the holder\'s panel hands it b
 test('with the screen on this machine, new integrated terminals get its DISPLAY', { timeout: 240_000 }, async () => {
   await withWindow({ 'botScreen.placement': 'gateway', 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
     const probeFile = path.join(server.dir, 'display-probe');
-    await runCommand(page, 'Bot Screen: Start Screen');
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
-    await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
+    await runCommand(page, TITLES.start);
+    const frame = await screenFrame(page, 60_000);
+    await waitFor(async () => (await screenStats(frame)).hostState === 'running', 30_000, 200, 'the screen');
     await runCommand(page, 'Terminal: Create New Terminal');
     const terminal = page.locator('.part.panel .xterm').first();
     await terminal.waitFor({ timeout: 30_000 });
@@ -128,6 +129,6 @@ test('with the screen on this machine, new integrated terminals get its DISPLAY'
     const display = await waitFor(() => (fs.existsSync(probeFile) ? fs.readFileSync(probeFile, 'utf8').trim() : ''), 20_000, 200, 'the terminal to write DISPLAY');
     const xvnc = hostProcesses(`^Xvnc ${display} .*/${workspaceKey(server.workspace)}/rfb\\.sock`);
     assert.equal(xvnc.length, 1, `DISPLAY ${display} is this window's screen`);
-    await runCommand(page, 'Bot Screen: Stop Screen');
+    await runCommand(page, TITLES.stop);
   });
 });

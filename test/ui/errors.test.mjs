@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'node:test';
-import { findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
-import { VSIX, containersOf, removeContainersOf, withWindow } from './botscreen.mjs';
+import { runCommand, screenshot, sleep, waitFor } from './harness.mjs';
+import { TITLES, containersOf, indicator, screenFrame, withWindow } from './botscreen.mjs';
 
 // The trust dialog is not what these tests are about: with trust off the extension activates
 // without it, however late the dialog would have shown on a loaded machine.
@@ -71,46 +71,39 @@ test('a window in a workspace without a marker runs no docker process; Start doe
   const realDocker = execFileSync('sh', ['-c', 'command -v docker'], { encoding: 'utf8' }).trim();
   const recorder = path.join(dir, 'docker');
   fs.writeFileSync(recorder, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\nexec '${realDocker}' "$@"\n`, { mode: 0o755 });
-  const server = await startServer({ vsixPath: VSIX, userSettings: { ...NO_TRUST_PROMPT, 'botScreen.sandbox.docker.path': recorder } });
-  let workbench;
   try {
-    workbench = await openWorkbench(server);
-    const { page } = workbench;
-    const line = await waitFor(() => activated(server), 90_000, 250, 'Bot Screen to activate');
-    console.log(`# ${line.replace(/^.*_doActivateExtension /, 'activated: ')}`);
-    // Idle for a while after activation: a background attach or image check would show here.
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
-    assert.equal(fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8') : '', '', 'no docker call while the window opened');
-    assert.equal(await page.locator('.statusbar-item', { hasText: 'Screen:' }).count(), 0, 'no indicator in a window where no screen ran (auto)');
+    // No indicator asked for: in a window where no screen ran it must not show.
+    await withWindow({ ...NO_TRUST_PROMPT, 'botScreen.sandbox.docker.path': recorder }, async (server, page) => {
+      const line = await waitFor(() => activated(server), 90_000, 250, 'Bot Screen to activate');
+      console.log(`# ${line.replace(/^.*_doActivateExtension /, 'activated: ')}`);
+      // Idle for a while after activation: a background attach or image check would show here.
+      await sleep(6_000);
+      assert.equal(fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8') : '', '', 'no docker call while the window opened');
+      assert.equal(await indicator(page).count(), 0, 'no indicator in a window where no screen ran (auto)');
 
-    // The recorder does record: Start calls docker, and the indicator appears with a spinner.
-    let spinnerSeen = false;
-    const item = page.locator('.statusbar-item', { hasText: 'Screen:' }).first();
-    await runCommand(page, 'Bot Screen: Start Screen');
-    // Whether the start itself succeeds on a loaded machine is the other UI tests' business:
-    // here it must call docker and show the spinner until it ends.
-    const label = await waitFor(async () => {
-      spinnerSeen ||= (await item.locator('.codicon-loading').count().catch(() => 0)) > 0;
-      const text = await ariaLabel(item).catch(() => '');
-      return /: (running|error|blocked)/.test(text) ? text : undefined;
-    }, 120_000, 50, 'the start to end');
-    console.log(`# indicator label after the start: ${label}`);
-    assert.ok(spinnerSeen, 'a spinner while the screen started');
-    assert.equal(await item.locator('.codicon-loading').count(), 0, 'no spinner once the start ended');
-    assert.match(label, /^Bot Screen, docker sandbox: /);
-    assert.match(fs.readFileSync(calls, 'utf8'), /^version /m, 'the recorder saw the start');
-    if (label.includes('running')) {
-      assert.match(label, /the agent has control/);
-      await runCommand(page, 'Bot Screen: Stop Screen');
-      await waitFor(async () => /stopped/.test(await ariaLabel(item)), 30_000, 200, 'the indicator to say stopped');
-    }
-  } catch (err) {
-    if (workbench) await screenshot(workbench.page, 'errors-no-docker-failure').catch(() => {});
-    throw err;
+      // The recorder does record: Start calls docker, and the indicator appears with a spinner.
+      let spinnerSeen = false;
+      const item = indicator(page);
+      await runCommand(page, TITLES.start);
+      // Whether the start itself succeeds on a loaded machine is the other UI tests' business:
+      // here it must call docker and show the spinner until it ends.
+      const label = await waitFor(async () => {
+        spinnerSeen ||= (await item.locator('.codicon-loading').count().catch(() => 0)) > 0;
+        const text = await ariaLabel(item).catch(() => '');
+        return /: (running|error|blocked)/.test(text) ? text : undefined;
+      }, 120_000, 50, 'the start to end');
+      console.log(`# indicator label after the start: ${label}`);
+      assert.ok(spinnerSeen, 'a spinner while the screen started');
+      assert.equal(await item.locator('.codicon-loading').count(), 0, 'no spinner once the start ended');
+      assert.match(label, /^Bot Screen, docker sandbox: /);
+      assert.match(fs.readFileSync(calls, 'utf8'), /^version /m, 'the recorder saw the start');
+      if (label.includes('running')) {
+        assert.match(label, /the agent has control/);
+        await runCommand(page, TITLES.stop);
+        await waitFor(async () => /stopped/.test(await ariaLabel(item)), 30_000, 200, 'the indicator to say stopped');
+      }
+    }, { indicator: false, failureShot: 'errors-no-docker-failure' });
   } finally {
-    await workbench?.close();
-    await server.stop();
-    removeContainersOf(server.workspace);
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -118,7 +111,7 @@ test('a window in a workspace without a marker runs no docker process; Start doe
 test('a missing Docker CLI: the error names the setting and Open Settings lands on it', { timeout: 240_000 }, async () => {
   const missing = path.join(os.tmpdir(), `botscreen-errors-no-docker-${process.pid}`, 'docker');
   await withWindow({ ...NO_TRUST_PROMPT, 'botScreen.sandbox.docker.path': missing }, async (server, page) => {
-    await runCommand(page, 'Bot Screen: Start Screen');
+    await runCommand(page, TITLES.start);
     const message = await clickToastButton(page, 'was not found', 'Open Settings');
     console.log(`# error: ${message}`);
     assert.match(message, /botScreen\.sandbox\.docker\.path/);
@@ -127,7 +120,7 @@ test('a missing Docker CLI: the error names the setting and Open Settings lands 
     await screenshot(page, 'errors-open-settings');
 
     // The Screen view offers the same fixes; its Open Settings lands on the setting too.
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    const frame = await screenFrame(page, 60_000);
     const actions = await frame.evaluate(() => [...document.querySelectorAll('#actions button')].map((b) => b.dataset.action));
     console.log(`# view actions: ${actions.join(', ')}`);
     assert.deepEqual(actions.slice(0, 4), ['openSettings', 'installDocker', 'start', 'showLogs']);
@@ -145,7 +138,7 @@ test('"Allow on this machine" writes botScreen.placement to the user settings on
     assert.doesNotMatch(before, /botScreen\.placement/);
 
     // Declined: the modal explains, Cancel writes nothing.
-    await runCommand(page, 'Bot Screen: Start Screen');
+    await runCommand(page, TITLES.start);
     const refusal = await clickToastButton(page, 'cannot host a screen', 'Allow on this machine');
     console.log(`# refusal: ${refusal}`);
     const dialog = page.locator('.monaco-dialog-box');
@@ -155,11 +148,11 @@ test('"Allow on this machine" writes botScreen.placement to the user settings on
     assert.equal(userSettingsText(server), before, 'nothing written while the modal is open');
     await dialog.locator('.monaco-button', { hasText: 'Cancel' }).first().click();
     await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await sleep(2_000);
     assert.equal(userSettingsText(server), before, 'Cancel wrote nothing');
 
     // Accepted: the user settings now hold the opt-in.
-    await runCommand(page, 'Bot Screen: Start Screen');
+    await runCommand(page, TITLES.start);
     await clickToastButton(page, 'cannot host a screen', 'Allow on this machine');
     await dialog.waitFor({ state: 'visible', timeout: 15_000 });
     await dialog.locator('.monaco-button', { hasText: /^Allow$/ }).first().click();

@@ -1,6 +1,7 @@
 // Drives a real VS Code (the VS Code Server 1.99.3 web workbench, installed by
 // scripts/install-test-vscode.sh) with Debian's chromium through playwright-core.
-// Used by the UI tests: `node --test test/ui/*.test.mjs`.
+// Used by the UI tests: `node --test test/ui/*.test.mjs`. What the tests know about Bot Screen
+// itself (its window, labels, workspace key, webview probe) is in test/ui/botscreen.mjs.
 //
 // Everything a test starts is ended by server.stop() / workbench.close(); a process
 // exit handler kills whatever a failed test left behind.
@@ -14,7 +15,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CACHE_DIR = process.env.BOTSCREEN_CACHE || path.join(os.homedir(), '.cache', 'botscreen');
@@ -120,28 +121,32 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 
 // ---------------------------------------------------------------------------
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls an async predicate until it returns a truthy value, which it returns. */
-export async function waitFor(fn, timeoutMs = 10_000, intervalMs = 200, what) {
-  const start = Date.now();
-  let lastError;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-      lastError = undefined;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() - start >= timeoutMs) {
-      const label = what || fn.toString().replace(/\s+/g, ' ').slice(0, 160);
-      throw new Error(`waitFor timed out after ${timeoutMs} ms: ${label}` +
-        (lastError ? ` (last error: ${lastError.message})` : ''));
-    }
-    await sleep(intervalMs);
+/**
+ * Imports a TypeScript module of this repository (product or test support) into these ES-module
+ * tests: bundled once per process by esbuild (as the product build does), so a test uses the
+ * product's own code instead of a copy of it.
+ */
+const tsModules = new Map();
+export function importTs(file) {
+  if (!tsModules.has(file)) {
+    tsModules.set(file, (async () => {
+      const { build } = await import('esbuild');
+      const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'botscreen-ts-'));
+      const out = path.join(dir, `${path.basename(file, '.ts')}.mjs`);
+      await build({ entryPoints: [path.join(REPO_ROOT, file)], outfile: out, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+      try {
+        return await import(pathToFileURL(out).href);
+      } finally {
+        await fsp.rm(dir, { recursive: true, force: true });
+      }
+    })());
   }
+  return tsModules.get(file);
 }
+
+// sh, sleep, waitFor and hostProcesses: the ones every test uses (test/support/process.ts).
+const support = await importTs('test/support/process.ts');
+export const { hostProcesses, sh, sleep, waitFor } = support;
 
 function freePort() {
   return new Promise((resolve, reject) => {

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import test from 'node:test';
-import { REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
-import { VSIX, containersOf, removeContainersOf, sh } from './botscreen.mjs';
+import { REPO_ROOT, canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
+import { TITLES, VIEW_CONTAINER, containersOf, screenFrame, withWindow } from './botscreen.mjs';
 
 const IMAGE = execFileSync('node', ['scripts/sandbox-context.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 const BASE = process.env.BOTSCREEN_BASE_IMAGE || 'local/bookworm:minbase';
@@ -28,7 +28,9 @@ test('The walkthrough\'s Build step shows its steps, tags the hash tag, and Star
     assert.equal(imageId(IMAGE), '', 'the default image is missing');
     // The commands activate Bot Screen, as they do for a user; nothing waits for the status bar
     // (on a loaded machine onStartupFinished can come minutes late).
-    await inWindow({ 'botScreen.sandbox.image.base': BASE }, async (server, page) => {
+    // A new folder always asks for trust; on a loaded machine the dialog can take far longer than
+    // the harness's default 5 s, and an unanswered one leaves Bot Screen disabled (Restricted Mode).
+    await withWindow({ 'botScreen.sandbox.image.base': BASE }, async (server, page) => {
       // Every text a notification shows, however briefly (a cached step lasts a fraction of a second).
       await page.evaluate(() => {
         window.__notes = [];
@@ -57,8 +59,8 @@ test('The walkthrough\'s Build step shows its steps, tags the hash tag, and Star
       // nothing and creates no container.
       // Bot Screen's activity-bar entry shows once the workbench has read the extension: its
       // commands are in the palette from then on.
-      await page.locator('.activitybar .action-label[aria-label^="Bot Screen"]').first().waitFor({ timeout: 300_000 });
-      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
+      await page.locator(`.activitybar .action-label[aria-label^="${VIEW_CONTAINER}"]`).first().waitFor({ timeout: 300_000 });
+      await runCommand(page, TITLES.start, { timeoutMs: 30_000 });
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.waitFor({ timeout: 60_000 });
       const question = await dialog.textContent();
@@ -67,7 +69,7 @@ test('The walkthrough\'s Build step shows its steps, tags the hash tag, and Star
       await screenshot(page, 'ui-image-build-question');
       await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
       await dialog.waitFor({ state: 'detached', timeout: 10_000 });
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await sleep(2_000);
       assert.deepEqual(containersOf(server.workspace), [], 'no sandbox without its image');
       assert.equal(imageId(IMAGE), '', 'Cancel built nothing');
 
@@ -89,8 +91,8 @@ test('The walkthrough\'s Build step shows its steps, tags the hash tag, and Star
       await waitForCompleted(page, 'image');
       assert.deepEqual(await completedSteps(page), ['runtime', 'image'], 'the build completes the image step');
 
-      await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
-      const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+      await runCommand(page, TITLES.start, { timeoutMs: 30_000 });
+      const frame = await screenFrame(page, 60_000);
       const canvas = await waitFor(async () => {
         const c = await canvasColorCount(frame, { minWidth: 1280 });
         return c.width === 1280 && c.colors >= 10 ? c : undefined;
@@ -101,7 +103,7 @@ test('The walkthrough\'s Build step shows its steps, tags the hash tag, and Star
       assert.equal(sh('docker', ['inspect', '-f', '{{.Config.Image}}', container]).trim(), IMAGE, 'the sandbox runs the built image');
       await waitForCompleted(page, 'start');
       assert.deepEqual(await completedSteps(page), ['runtime', 'image', 'start'], 'the running screen completes the start step');
-    });
+    }, { indicator: false, open: { trustTimeoutMs: 120_000 }, failureShot: 'ui-image-failure' });
   } finally {
     if (!imageId(IMAGE)) sh('docker', ['tag', hold, IMAGE]);
     sh('docker', ['image', 'rm', '--', hold]);
@@ -127,22 +129,4 @@ async function completedSteps(page) {
 
 async function waitForCompleted(page, id) {
   await waitFor(async () => (await completedSteps(page)).includes(id), 60_000, 250, `the walkthrough step "${id}" shown as completed`);
-}
-
-async function inWindow(userSettings, body) {
-  const server = await startServer({ vsixPath: VSIX, userSettings });
-  let workbench;
-  try {
-    // A new folder always asks for trust; on a loaded machine the dialog can take far longer than
-    // the harness's default 5 s, and an unanswered one leaves Bot Screen disabled (Restricted Mode).
-    workbench = await openWorkbench(server, { trustTimeoutMs: 120_000 });
-    await body(server, workbench.page).catch(async (err) => {
-      await screenshot(workbench.page, 'ui-image-failure').catch(() => undefined);
-      throw err;
-    });
-  } finally {
-    await workbench?.close();
-    await server.stop();
-    removeContainersOf(server.workspace);
-  }
 }

@@ -14,8 +14,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
-import { REPO_ROOT, SERVER_MAIN, focusWorkbench, openWorkbench, screenshot, startServer, waitFor } from './harness.mjs';
-import { VSIX, removeContainersOf } from './botscreen.mjs';
+import { REPO_ROOT, SERVER_MAIN, focusWorkbench, screenshot, waitFor } from './harness.mjs';
+import { commandTitle, indicator, indicatorText, withWindow } from './botscreen.mjs';
 
 const PACK_ID = 'botscreen-test.botscreen-test-language-pack-de';
 const PACK_VERSION = '0.0.1';
@@ -71,18 +71,14 @@ async function installLanguagePack(server, vsix) {
 test('with German as display language, commands and status bar are German', { timeout: 300_000 }, async () => {
   // No trust dialog: on a loaded machine it can come up after openWorkbench stopped looking for it,
   // and Bot Screen runs nothing in Restricted Mode. Trust is not what this test is about.
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'security.workspace.trust.enabled': false, 'botScreen.statusBar.visible': 'always' } });
-  let workbench;
-  try {
-    await installLanguagePack(server, await buildLanguagePack(server.dir));
-    workbench = await openWorkbench(server);
-    const { page } = workbench;
+  // The indicator is asked for, but waited for in German below.
+  await withWindow({ 'security.workspace.trust.enabled': false, 'botScreen.statusBar.visible': 'always' }, async (server, page) => {
     assert.equal(await page.evaluate(() => globalThis._VSCODE_NLS_LANGUAGE), 'de', 'the workbench runs in German');
 
     // bundle.l10n.de.json: "Screen: {0}" with "{0} sandbox" for the default backend, docker.
-    const item = page.locator('.statusbar-item', { hasText: 'Bildschirm: docker-Sandbox' }).first();
+    const item = page.locator('.statusbar-item', { hasText: indicatorText('docker', 'de') }).first();
     await item.waitFor({ timeout: 90_000 });
-    assert.equal(await page.locator('.statusbar-item', { hasText: 'Screen:' }).count(), 0, 'no English status text');
+    assert.equal(await indicator(page).count(), 0, 'no English status text');
 
     // package.nls.de.json: the palette lists the German titles (category "Bot Screen" stays). A row
     // of a translated command carries the English title as a second label, for searching.
@@ -93,21 +89,18 @@ test('with German as display language, commands and status bar are German', { ti
       const rows = await widget.locator('.quick-input-list .monaco-list-row').all();
       return Promise.all(rows.map(async (r) => (await r.locator('.label-name').allTextContents()).map((l) => l.trim())));
     };
-    for (const [german, english] of [['Bildschirm starten', 'Start Screen'], ['Protokolle anzeigen', 'Show Logs'],
-      ['Steuerung des Bildschirms übernehmen', 'Take Control of the Screen']]) {
-      await widget.locator('input.input').fill(`>Bot Screen: ${german}`);
-      const row = await waitFor(async () => (await rowLabels()).find((l) => l[0] === `Bot Screen: ${german}`),
+    for (const id of ['start', 'showLogs', 'takeControl']) {
+      const german = commandTitle(id, 'de');
+      await widget.locator('input.input').fill(`>${german}`);
+      const row = await waitFor(async () => (await rowLabels()).find((l) => l[0] === german),
         15_000, 200, `the German title "${german}" in the palette`);
-      assert.deepEqual(row, [`Bot Screen: ${german}`, `Bot Screen: ${english}`]);
+      assert.deepEqual(row, [german, commandTitle(id)]);
     }
     await screenshot(page, 'l10n-de-palette');
     await page.keyboard.press('Escape');
-  } catch (err) {
-    if (workbench) await screenshot(workbench.page, 'l10n-de-failure').catch(() => {});
-    throw err;
-  } finally {
-    await workbench?.close();
-    await server.stop();
-    removeContainersOf(server.workspace);
-  }
+  }, {
+    indicator: false,
+    beforeOpen: async (server) => installLanguagePack(server, await buildLanguagePack(server.dir)),
+    failureShot: 'l10n-de-failure',
+  });
 });

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
+import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
 import {
-  canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor,
-} from './harness.mjs';
-import { containersOf, sh, withWindow, workspaceKey } from './botscreen.mjs';
+  TITLES, containersOf, indicator, reloadWindow, screenFrame, screenStats, withWindow, workspaceKey,
+} from './botscreen.mjs';
 
 
 /**
@@ -18,7 +18,8 @@ async function desktopFrame(page, what, since = 0) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const ours = await frame.evaluate((t) => typeof window.botScreen !== 'undefined' && performance.timeOrigin >= t, since).catch(() => false);
+      const ours = await screenStats(frame).then(async (stats) => stats !== undefined
+        && (await frame.evaluate((t) => performance.timeOrigin >= t, since))).catch(() => false);
       if (!ours) continue;
       const c = await canvasColorCount(frame, { minWidth: 1280 }).catch(() => undefined);
       if (c && c.width === 1280 && c.colors >= 10) return frame;
@@ -27,20 +28,11 @@ async function desktopFrame(page, what, since = 0) {
   }, 60_000, 100, `${what}: the desktop on the canvas`);
 }
 
-/** Developer: Reload Window, waiting for the new page (not the old one still on screen). */
-async function reloadWindow(page) {
-  const navigated = page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: 60_000 });
-  await runCommand(page, 'Developer: Reload Window');
-  await navigated;
-  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
-  await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
-}
-
 const xvncPid = (container) => sh('docker', ['exec', container, 'pgrep', '-x', 'Xvnc']).trim();
 
 test('after Developer: Reload Window the view shows the same Xvnc again', { timeout: 240_000 }, async () => {
   await withWindow({}, async (server, page) => {
-    await runCommand(page, 'Bot Screen: Start Screen');
+    await runCommand(page, TITLES.start);
     await desktopFrame(page, 'before the reload');
     const [container] = containersOf(server.workspace);
     const pid = xvncPid(container);
@@ -49,14 +41,14 @@ test('after Developer: Reload Window the view shows the same Xvnc again', { time
     const reloadedAt = Date.now();
     await reloadWindow(page);
     const frame = await desktopFrame(page, 'after the reload', reloadedAt);
-    const documentToFrame = await frame.evaluate(() => Math.round(window.botScreen.firstFrameAt - performance.timeOrigin));
+    const documentToFrame = Math.round((await screenStats(frame)).firstFrameAt - await frame.evaluate(() => performance.timeOrigin));
     console.log(`# desktop back on the canvas ${Date.now() - reloadedAt} ms after the reload command, ${documentToFrame} ms after the view's document was created`);
     await screenshot(page, 'ui-after-reload');
     assert.equal(xvncPid(container), pid, 'the same Xvnc process');
-    assert.equal(await frame.evaluate(() => window.botScreen.hostState), 'running');
+    assert.equal((await screenStats(frame)).hostState, 'running');
     assert.deepEqual(containersOf(server.workspace), [container], 'no new container');
 
-    await runCommand(page, 'Bot Screen: Stop Screen');
+    await runCommand(page, TITLES.stop);
     await waitFor(() => xvncPid(container) === '', 15_000, 200, 'Stop to end Xvnc after the reload');
   });
 });
@@ -65,12 +57,12 @@ test('a retired default image in the settings is removed; a custom image stays',
   const settingsFile = (server) => path.join(server.userDataDir, 'User', 'settings.json');
   const imageSetting = async (server) => JSON.parse(await fs.readFile(settingsFile(server), 'utf8'))['botScreen.sandbox.docker.image'];
   await withWindow({ 'botScreen.sandbox.docker.image': 'botscreen/sandbox:bookworm' }, async (server, page) => {
-    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 30_000 });
+    await indicator(page).waitFor({ timeout: 30_000 });
     await waitFor(async () => (await imageSetting(server)) === undefined, 15_000, 200, 'the retired default to be unset');
   });
   await withWindow({ 'botScreen.sandbox.docker.image': 'example.org/team/desktop:2' }, async (server, page) => {
-    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 30_000 });
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await indicator(page).waitFor({ timeout: 30_000 });
+    await sleep(3_000);
     assert.equal(await imageSetting(server), 'example.org/team/desktop:2');
   });
 });
@@ -86,8 +78,8 @@ test('a container on another image than the default: the view asks, Keep pins th
         '--label', `dev.botscreen.workspace=${key}`, OLD, 'sleep', 'infinity']);
       // Without a marker, window start calls no Docker at all: the question comes with Start,
       // in the Screen view Start reveals.
-      await runCommand(page, 'Bot Screen: Start Screen');
-      const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+      await runCommand(page, TITLES.start);
+      const frame = await screenFrame(page, 60_000);
       const keep = frame.locator('button[data-action="keepImage"]');
       await keep.waitFor({ timeout: 90_000 });
       assert.equal(await frame.locator('button[data-action="switchImage"]').count(), 1);

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import {
-  canvasColorCount, findWebviewFrame, focusWorkbench, runCommand, screenshot, updateSettings, waitFor,
+  canvasColorCount, focusWorkbench, runCommand, screenshot, sh, sleep, updateSettings, waitFor,
 } from './harness.mjs';
-import { containersOf, sh, withWindow } from './botscreen.mjs';
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+import {
+  TERMINAL_PROFILE, TITLES, commandLabel, containersOf, reloadWindow, sandboxTerminalName, screenStats, withWindow,
+} from './botscreen.mjs';
 
 /**
  * Whether the command palette lists a command with exactly this title. The list is read once it
@@ -43,10 +43,10 @@ async function viewerFrame(page, { inEditor, since = 0, what }) {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
       // Only a document that has its status (the actions are empty before) can be told apart.
-      const match = await frame.evaluate(({ inEditor, since }) => typeof window.botScreen !== 'undefined'
-        && window.botScreen.hostState !== ''
-        && performance.timeOrigin >= since
-        && Boolean(document.querySelector('#actions [data-action="openInEditor"]')) !== inEditor, { inEditor, since }).catch(() => false);
+      const match = await screenStats(frame).then(async (stats) => stats !== undefined
+        && stats.hostState !== ''
+        && frame.evaluate(({ inEditor, since }) => performance.timeOrigin >= since
+          && Boolean(document.querySelector('#actions [data-action="openInEditor"]')) !== inEditor, { inEditor, since })).catch(() => false);
       if (match) return frame;
     }
     return undefined;
@@ -58,45 +58,36 @@ const desktopDrawn = async (frame) => {
   return Boolean(c && c.width === 1280 && c.colors >= 10);
 };
 
-/** Developer: Reload Window, waiting for the new page (not the old one still on screen). */
-async function reloadWindow(page) {
-  const navigated = page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: 60_000 });
-  await runCommand(page, 'Developer: Reload Window');
-  await navigated;
-  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
-  await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
-}
-
 test('the palette offers only what applies; the view\'s … menu; the panel\'s title buttons', { timeout: 600_000 }, async () => {
   await withWindow({}, async (server, page) => {
     // Stopped, the agent in control, no image question, a sandbox placement.
-    assert.equal(await paletteHas(page, 'Bot Screen: Start Screen'), true, 'Start is offered (the check can see a command)');
-    assert.equal(await paletteHas(page, 'Bot Screen: Stop Screen'), false, 'no Stop while stopped');
-    assert.equal(await paletteHas(page, 'Bot Screen: Hand Control Back to the Agent'), false, 'no Hand Back while the agent holds control');
-    assert.equal(await paletteHas(page, 'Bot Screen: Switch Sandbox Image'), false, 'no Switch without a pending switch');
-    assert.equal(await paletteHas(page, 'Bot Screen: Keep Current Sandbox Image'), false, 'no Keep without a pending switch');
-    assert.equal(await paletteHas(page, 'Bot Screen: Install Desktop on This Machine'), false, 'no Install Desktop for a sandbox screen');
+    assert.equal(await paletteHas(page, TITLES.start), true, 'Start is offered (the check can see a command)');
+    assert.equal(await paletteHas(page, TITLES.stop), false, 'no Stop while stopped');
+    assert.equal(await paletteHas(page, TITLES.handBack), false, 'no Hand Back while the agent holds control');
+    assert.equal(await paletteHas(page, TITLES.switchImage), false, 'no Switch without a pending switch');
+    assert.equal(await paletteHas(page, TITLES.keepImage), false, 'no Keep without a pending switch');
+    assert.equal(await paletteHas(page, TITLES.installHostDesktop), false, 'no Install Desktop for a sandbox screen');
     await updateSettings(server, { 'botScreen.placement': 'gateway' });
-    await waitFor(() => paletteHas(page, 'Bot Screen: Install Desktop on This Machine'), 15_000, 500, 'Install Desktop once the screen belongs on this machine');
+    await waitFor(() => paletteHas(page, TITLES.installHostDesktop), 15_000, 500, 'Install Desktop once the screen belongs on this machine');
     await updateSettings(server, { 'botScreen.placement': 'auto' });
-    await waitFor(async () => !(await paletteHas(page, 'Bot Screen: Install Desktop on This Machine')), 15_000, 500, 'Install Desktop gone again');
+    await waitFor(async () => !(await paletteHas(page, TITLES.installHostDesktop)), 15_000, 500, 'Install Desktop gone again');
 
     // Save Screenshot starts the screen like the other screen commands; its save dialog is cancelled.
-    await runCommand(page, 'Bot Screen: Save Screenshot');
+    await runCommand(page, TITLES.saveScreenshot);
     const sidebar = await viewerFrame(page, { inEditor: false, what: 'the Screen view' });
     await waitFor(() => desktopDrawn(sidebar), 90_000, 300, 'Save Screenshot to start the screen');
     await page.keyboard.press('Escape');
-    assert.equal(await paletteHas(page, 'Bot Screen: Stop Screen'), true, 'Stop while running');
-    assert.equal(await paletteHas(page, 'Bot Screen: Hand Control Back to the Agent'), false, 'no Hand Back while the agent holds control');
+    assert.equal(await paletteHas(page, TITLES.stop), true, 'Stop while running');
+    assert.equal(await paletteHas(page, TITLES.handBack), false, 'no Hand Back while the agent holds control');
 
     // Take Control from the palette: now Hand Back is offered, Take Control is not.
-    await runCommand(page, 'Bot Screen: Take Control of the Screen');
-    await waitFor(() => sidebar.evaluate(() => window.botScreen.inControl), 10_000, 100, 'the Screen view to hold control');
-    assert.equal(await paletteHas(page, 'Bot Screen: Hand Control Back to the Agent'), true, 'Hand Back after Take Control');
-    assert.equal(await paletteHas(page, 'Bot Screen: Take Control of the Screen'), false, 'no Take Control while holding it');
-    await runCommand(page, 'Bot Screen: Hand Control Back to the Agent');
-    await waitFor(async () => !(await sidebar.evaluate(() => window.botScreen.inControl)), 10_000, 100, 'control back with the agent');
-    assert.equal(await paletteHas(page, 'Bot Screen: Hand Control Back to the Agent'), false, 'no Hand Back once handed back');
+    await runCommand(page, TITLES.takeControl);
+    await waitFor(async () => (await screenStats(sidebar)).inControl, 10_000, 100, 'the Screen view to hold control');
+    assert.equal(await paletteHas(page, TITLES.handBack), true, 'Hand Back after Take Control');
+    assert.equal(await paletteHas(page, TITLES.takeControl), false, 'no Take Control while holding it');
+    await runCommand(page, TITLES.handBack);
+    await waitFor(async () => !(await screenStats(sidebar)).inControl, 10_000, 100, 'control back with the agent');
+    assert.equal(await paletteHas(page, TITLES.handBack), false, 'no Hand Back once handed back');
 
     // The Screen view's … menu.
     await page.locator('.part.sidebar .title-actions .action-label.codicon-toolbar-more').first().click();
@@ -105,31 +96,31 @@ test('the palette offers only what applies; the view\'s … menu; the panel\'s t
     const entries = (await menu.locator('.action-item .action-label:not(.separator)').allTextContents()).map((l) => l.trim()).filter(Boolean);
     await screenshot(page, 'ui-menus-view-more');
     await page.keyboard.press('Escape');
-    assert.deepEqual(entries, ['Open Sandbox Terminal', 'Open Browser on Screen', 'Save Screenshot', 'Connect External VNC Viewer', 'Copy DevTools URL', 'Show Logs']);
+    assert.deepEqual(entries, ['openSandboxTerminal', 'openBrowser', 'saveScreenshot', 'connectExternalViewer', 'copyDevToolsUrl', 'showLogs'].map((id) => commandLabel(id)));
 
     // The editor panel's title buttons: Take Control, then Hand Back, and Save Screenshot.
-    await runCommand(page, 'Bot Screen: Open Screen in Editor');
+    await runCommand(page, TITLES.openInEditor);
     const panel = await viewerFrame(page, { inEditor: true, what: 'the editor panel' });
-    await waitFor(() => panel.evaluate(() => window.botScreen.connection === 'live'), 30_000, 200, 'the panel to be live');
+    await waitFor(async () => (await screenStats(panel)).connection === 'live', 30_000, 200, 'the panel to be live');
     const button = (label) => page.locator(`.part.editor .editor-group-container.active .editor-actions .action-label[aria-label^="${label}"]`);
-    await button('Save Screenshot').waitFor({ timeout: 10_000 });
-    await button('Take Control of the Screen').click();
-    await waitFor(() => panel.evaluate(() => window.botScreen.inControl), 10_000, 100, 'the panel to hold control');
+    await button(commandLabel('saveScreenshot')).waitFor({ timeout: 10_000 });
+    await button(commandLabel('takeControl')).click();
+    await waitFor(async () => (await screenStats(panel)).inControl, 10_000, 100, 'the panel to hold control');
     await screenshot(page, 'ui-menus-editor-title');
-    await button('Hand Control Back to the Agent').click();
-    await waitFor(async () => !(await panel.evaluate(() => window.botScreen.inControl)), 10_000, 100, 'the panel to hand back');
-    await button('Take Control of the Screen').waitFor({ timeout: 10_000 });
-    assert.equal(await button('Hand Control Back to the Agent').count(), 0);
+    await button(commandLabel('handBack')).click();
+    await waitFor(async () => !(await screenStats(panel)).inControl, 10_000, 100, 'the panel to hand back');
+    await button(commandLabel('takeControl')).waitFor({ timeout: 10_000 });
+    assert.equal(await button(commandLabel('handBack')).count(), 0);
   });
 });
 
 test('the editor panel opens beside the editor and comes back live after a reload; gone stays said', { timeout: 600_000 }, async () => {
   await withWindow({}, async (server, page) => {
-    await runCommand(page, 'Bot Screen: Start Screen');
+    await runCommand(page, TITLES.start);
     await waitFor(async () => desktopDrawn(await viewerFrame(page, { inEditor: false, what: 'the Screen view' })), 90_000, 300, 'the desktop');
     await runCommand(page, 'File: New Untitled Text File');
     await page.locator('.part.editor .monaco-editor').first().waitFor({ timeout: 10_000 });
-    await runCommand(page, 'Bot Screen: Open Screen in Editor');
+    await runCommand(page, TITLES.openInEditor);
     const before = await viewerFrame(page, { inEditor: true, what: 'the editor panel' });
     await waitFor(() => desktopDrawn(before), 30_000, 200, 'the panel to draw the desktop');
     assert.equal(await page.locator('.part.editor .editor-group-container').count(), 2, 'the panel opened beside the text editor');
@@ -149,7 +140,10 @@ test('the editor panel opens beside the editor and comes back live after a reloa
     const gone = await viewerFrame(page, { inEditor: true, since: goneAt, what: 'the panel restored after the sandbox went' });
     // Gone (the marker's sandbox is missing) or stopped (the old window already cleared it):
     // either way the view's own words and its Start button, not a blank page.
-    const state = await waitFor(() => gone.evaluate(() => ['gone', 'stopped'].find((s) => s === window.botScreen.hostState)), 90_000, 200, 'the restored panel to say gone or stopped');
+    const state = await waitFor(async () => {
+      const { hostState } = await screenStats(gone);
+      return ['gone', 'stopped'].find((s) => s === hostState);
+    }, 90_000, 200, 'the restored panel to say gone or stopped');
     console.log(`# restored panel after the sandbox went: ${state}: ${await gone.locator('#where').innerText()}`);
     assert.ok((await gone.locator('#where').innerText()).trim().length > 0, 'the panel says where the screen stands');
     assert.equal(await gone.locator('#actions button[data-action="start"]').count(), 1, 'the panel offers Start');
@@ -159,7 +153,7 @@ test('the editor panel opens beside the editor and comes back live after a reloa
 
 test('the "Bot Screen sandbox" terminal profile opens a shell in the sandbox', { timeout: 600_000 }, async () => {
   await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
-    await runCommand(page, 'Bot Screen: Start Screen');
+    await runCommand(page, TITLES.start);
     await waitFor(async () => desktopDrawn(await viewerFrame(page, { inEditor: false, what: 'the Screen view' })), 180_000, 300, 'the desktop');
     // The terminal panel open (with a terminal of this machine), as when the user reaches for its
     // + menu; the profile's terminal then becomes the active one.
@@ -169,13 +163,13 @@ test('the "Bot Screen sandbox" terminal profile opens a shell in the sandbox', {
     await runCommand(page, 'Create New Terminal (With Profile)', { timeoutMs: 30_000 });
     const widget = page.locator('.quick-input-widget');
     const labels = async () => (await widget.locator('.quick-input-list .monaco-list-row .label-name').allTextContents()).map((l) => l.trim());
-    await waitFor(async () => (await labels()).includes('Bot Screen sandbox'), 30_000, 200, 'the profile in the list');
+    await waitFor(async () => (await labels()).includes(TERMINAL_PROFILE), 30_000, 200, 'the profile in the list');
     // Picked as a user does from the keyboard: filter to it, Enter.
-    await widget.locator('input.input').fill('Bot Screen sandbox');
-    await waitFor(async () => (await labels())[0] === 'Bot Screen sandbox', 10_000, 200, 'the profile alone at the top');
+    await widget.locator('input.input').fill(TERMINAL_PROFILE);
+    await waitFor(async () => (await labels())[0] === TERMINAL_PROFILE, 10_000, 200, 'the profile alone at the top');
     await page.keyboard.press('Enter');
     // Its tab carries the sandbox's name ("Bot Screen: botscreen-…").
-    await page.locator('.part.panel .terminal-tabs-entry', { hasText: 'Bot Screen: ' }).first().waitFor({ timeout: 120_000 }).catch(async (err) => {
+    await page.locator('.part.panel .terminal-tabs-entry', { hasText: sandboxTerminalName('') }).first().waitFor({ timeout: 120_000 }).catch(async (err) => {
       await screenshot(page, 'ui-menus-terminal-profile-failed');
       throw err;
     });

@@ -4,105 +4,39 @@
 // server and window on a real container of the desktop image, and removes what it created.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import test from 'node:test';
-import { pathToFileURL } from 'node:url';
-import {
-  REPO_ROOT, canvasColorCount, openWorkbench, runCommand, screenshot, startServer, waitFor,
-} from './harness.mjs';
+import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
+import { PANEL_TITLE, TITLES, containersOf, screenStats, withWindow } from './botscreen.mjs';
 
-const VSIX = process.env.BOTSCREEN_VSIX || path.join(REPO_ROOT, 'bot-screen.vsix');
 const WIDTH = 1280;
 const HEIGHT = 800;
 const GONE_SENTENCE = 'The sandbox hosting this screen is gone; start it again.';
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function sh(command, args) {
-  try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    return String(err.stdout ?? '');
-  }
-}
-
-const managedContainers = () =>
-  sh('docker', ['ps', '-aq', '--no-trunc', '--filter', 'label=dev.botscreen.managed=1']).split('\n').filter(Boolean);
-
-function cmdlineArgs(pid) {
-  try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean); } catch { return []; }
-}
-
-/**
- * Opens a window with Bot Screen installed (docker backend). Other runs may create sandboxes at
- * the same time, so "ours" is narrower than "new since": a new container labelled with this
- * window's workspace key (sha256 of the folder URI, as src/settings.ts computes it), or one this
- * window's processes (the relay: `docker exec -i <id> ...`) name. cleanup() closes the window
- * and removes exactly those.
- */
-async function openWindow(userSettings = {}) {
-  assert.ok(fs.existsSync(VSIX), `${VSIX} exists (npm run package)`);
-  const before = new Set(managedContainers());
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always', 'botScreen.sandbox.backend': 'docker', ...userSettings } });
-  const key = createHash('sha256').update(pathToFileURL(server.workspace).href).digest('hex').slice(0, 12);
-  const seen = new Set();
-  const ours = () => {
-    const fresh = managedContainers().filter((id) => !before.has(id));
-    if (fresh.length === 0) return [];
-    const args = server.processes().flatMap(cmdlineArgs).filter((a) => /^[0-9a-f]{12,64}$/.test(a));
-    const labels = new Map(sh('docker', ['inspect', '-f', '{{.Id}} {{index .Config.Labels "dev.botscreen.workspace"}}', ...fresh])
-      .split('\n').filter(Boolean).map((line) => line.split(' ')));
-    const found = fresh.filter((id) => labels.get(id) === key || args.some((a) => id.startsWith(a)));
-    for (const id of found) seen.add(id);
-    return found;
-  };
-  const workbench = await openWorkbench(server).catch(async (err) => {
-    await server.stop();
-    throw err;
-  });
-  const cleanup = async () => {
-    try {
-      await workbench.close();
-      await server.stop();
-    } finally {
-      const gone = new Set([...seen, ...ours()]);
-      if (gone.size > 0) sh('docker', ['rm', '-f', ...gone]);
-    }
-  };
-  // A fresh window can take a while to scan and activate extensions (more so while other runs
-  // load the machine); until then the palette does not list our commands. The placement item in
-  // the status bar shows that Bot Screen is up.
-  try {
-    await workbench.page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ state: 'visible', timeout: 60_000 });
-  } catch (err) {
-    await cleanup();
-    throw err;
-  }
-  return { server, page: workbench.page, ours, cleanup };
-}
+/** A window with Bot Screen installed, on the docker backend (see withWindow). */
+const withDockerWindow = (body) => withWindow({ 'botScreen.sandbox.backend': 'docker' }, body);
 
 /** The one sandbox container this window runs its screen in. */
-async function ourContainer(win) {
+async function ourContainer(server) {
   const ids = await waitFor(() => {
-    const found = win.ours();
+    const found = containersOf(server.workspace);
     return found.length === 1 ? found : undefined;
   }, 10_000, 250, 'exactly one sandbox container of this window').catch((err) => {
-    throw new Error(`${err.message}; found ${JSON.stringify(win.ours())}`);
+    throw new Error(`${err.message}; found ${JSON.stringify(containersOf(server.workspace))}`);
   });
   return ids[0];
 }
 
 /**
  * The frame of one Screen viewer, picked by content: both the sidebar view and the editor panel
- * carry window.botScreen; only the sidebar offers "Open in Editor" among its actions.
+ * report screen stats; only the sidebar offers "Open in Editor" among its actions.
  */
 async function viewerFrame(page, kind, timeoutMs = 30_000) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const info = await frame.evaluate(() => (window.botScreen && window.botScreen.hostState
-        ? { inSidebar: Boolean(document.querySelector('#actions [data-action="openInEditor"]')) }
+      const info = await screenStats(frame).then(async (stats) => (stats && stats.hostState
+        ? { inSidebar: await frame.evaluate(() => Boolean(document.querySelector('#actions [data-action="openInEditor"]'))) }
         : undefined)).catch(() => undefined);
       if (info && info.inSidebar === (kind === 'view')) return frame;
     }
@@ -121,14 +55,14 @@ async function waitForDesktop(frame, what, timeoutMs = 45_000) {
 /** Runs "Bot Screen: Start Screen" from the palette; keeps a screenshot when that fails. */
 async function startScreen(page) {
   try {
-    await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 20_000 });
+    await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
   } catch (err) {
     await screenshot(page, 'ui-viewer-start-failed').catch(() => {});
     throw err;
   }
 }
 
-const probe = (frame) => frame.evaluate(() => ({ ...window.botScreen }));
+const probe = (frame) => screenStats(frame);
 const viewText = (frame, id) => frame.locator(`#${id}`).textContent();
 
 /** Starts a terminal in the sandbox's desktop that prints random text without end. */
@@ -156,22 +90,20 @@ function hostXvnc() {
 }
 
 test('a hidden Screen panel receives no bytes, and shows the screen again quickly when revealed', { timeout: 240_000 }, async () => {
-  const win = await openWindow();
-  try {
-    const { page } = win;
+  await withDockerWindow(async (server, page) => {
     await startScreen(page);
     const view = await viewerFrame(page, 'view');
     await waitForDesktop(view, 'Screen view');
-    const container = await ourContainer(win);
+    const container = await ourContainer(server);
 
     // Only the panel should be on screen: close the side bar (hiding the Screen view), then open
     // the panel in the (empty) editor area.
     await runCommand(page, 'View: Close Primary Side Bar');
-    await runCommand(page, 'Bot Screen: Open Screen in Editor');
+    await runCommand(page, TITLES.openInEditor);
     const panel = await viewerFrame(page, 'panel');
     assert.notEqual(panel, view, 'the panel is a frame of its own');
     await waitForDesktop(panel, 'editor panel');
-    const tab = page.locator('.tabs-container .tab', { hasText: 'Bot Screen' }).first();
+    const tab = page.locator('.tabs-container .tab', { hasText: PANEL_TITLE }).first();
     await tab.waitFor({ state: 'visible', timeout: 10_000 });
 
     startFlood(container);
@@ -211,15 +143,16 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
     assert.equal(viewEnd.bytesIn, viewStart.bytesIn, 'the Screen view in the closed side bar receives no bytes');
 
     // Reveal it again: the same RFB session draws again, soon.
-    const drawnAt = panel.evaluate(({ from, timeoutMs }) => new Promise((resolve) => {
+    // (Polled from here: an observed frame is at most one round trip late, so the time measured
+    // is never shorter than the real one.)
+    const drawnAt = (async () => {
       const start = Date.now();
-      const tick = () => {
-        if (window.botScreen.framesDrawn > from) resolve(Date.now());
-        else if (Date.now() - start > timeoutMs) resolve(0);
-        else setTimeout(tick, 5);
-      };
-      tick();
-    }), { from: h1.framesDrawn, timeoutMs: 20_000 });
+      for (;;) {
+        if ((await probe(panel)).framesDrawn > h1.framesDrawn) return Date.now();
+        if (Date.now() - start > 20_000) return 0;
+        await sleep(5);
+      }
+    })();
     const box = await tab.boundingBox();
     assert.ok(box, 'the Bot Screen tab has a box');
     const clickedAt = Date.now();
@@ -235,19 +168,15 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
     assert.equal(after.connection, 'live');
     assert.ok(after.bytesIn > h1.bytesIn, 'bytes flow again once revealed');
     await screenshot(page, 'ui-viewer-panel-revealed');
-  } finally {
-    await win.cleanup();
-  }
+  });
 });
 
 test('the keyboard can be released from the canvas', { timeout: 240_000 }, async () => {
-  const win = await openWindow();
-  try {
-    const { page } = win;
+  await withDockerWindow(async (server, page) => {
     await startScreen(page);
     const view = await viewerFrame(page, 'view');
     await waitForDesktop(view, 'Screen view');
-    await ourContainer(win); // known, so that cleanup removes it
+    await ourContainer(server); // exactly one sandbox for this window
     const palette = page.locator('.quick-input-widget');
     const keyboardBar = view.locator('#keyboard');
     const canvas = view.locator('#screen canvas').first();
@@ -285,19 +214,15 @@ test('the keyboard can be released from the canvas', { timeout: 240_000 }, async
     await page.keyboard.press('Control+Alt+Shift+KeyK');
     await paletteOpensOnF1('Ctrl+Alt+Shift+K');
     assert.equal((await probe(view)).connects, 1, 'the session stayed up throughout');
-  } finally {
-    await win.cleanup();
-  }
+  });
 });
 
 test('docker rm -f under a live screen: the view says the sandbox is gone within 2 s', { timeout: 240_000 }, async () => {
-  const win = await openWindow();
-  try {
-    const { page } = win;
+  await withDockerWindow(async (server, page) => {
     await startScreen(page);
     const view = await viewerFrame(page, 'view');
     await waitForDesktop(view, 'Screen view');
-    const container = await ourContainer(win);
+    const container = await ourContainer(server);
     assert.equal(await viewText(view, 'badge'), 'live');
     // Host Xvnc processes that belong to other runs (e.g. a gateway test elsewhere) may come and
     // go; any other new one would be this screen falling back to the host.
@@ -334,14 +259,12 @@ test('docker rm -f under a live screen: the view says the sandbox is gone within
     await waitFor(async () => (await probe(view)).connection === 'live', 60_000, 200, 'the view to be live again');
     await waitForDesktop(view, 'Screen view after the restart');
     console.log(`# desktop back ${Date.now() - restartAt} ms after Start`);
-    const again = await ourContainer(win);
+    const again = await ourContainer(server);
     assert.notEqual(again, container, 'a new container');
     assert.equal(await viewText(view, 'badge'), 'live');
     assert.equal(await view.locator('#detail').isVisible(), false, 'the gone sentence is cleared');
     assert.notEqual(sh('docker', ['exec', again, 'pgrep', '-x', 'Xvnc']).trim(), '', 'Xvnc runs in the new container');
     assert.deepEqual(newHostXvnc(), [], 'still no Xvnc on this machine');
     await screenshot(page, 'ui-viewer-restarted');
-  } finally {
-    await win.cleanup();
-  }
+  });
 });

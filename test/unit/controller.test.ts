@@ -155,7 +155,7 @@ describe('the screen controller with a fake backend', () => {
     const r = rig([fake]);
     await r.controller.start();
     fake.alive = 'gone';
-    await waitFor(() => r.controller.status.state === 'gone', 2_000, 'the gone state');
+    await waitFor(() => r.controller.status.state === 'gone', 2_000, 5, 'the gone state');
     assert.deepEqual(r.states, ['starting', 'running', 'gone']);
   });
 
@@ -315,7 +315,7 @@ describe('the screen controller with a fake backend', () => {
     const r = rig([fake]);
     const starting = r.controller.start();
     const stopping = r.controller.stop();
-    await waitFor(() => fake.calls.length > 0, 1_000, 'the start to reach prepare');
+    await waitFor(() => fake.calls.length > 0, 1_000, 5, 'the start to reach prepare');
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(r.states, ['starting'], 'the stop waits for the start');
     release();
@@ -358,12 +358,12 @@ describe('the screen controller with a fake backend', () => {
     const seen: Array<ScreenStatus['imageSwitch']> = [];
     r.controller.onStatus((status) => seen.push(status.imageSwitch));
     await r.controller.start();
-    await waitFor(() => r.controller.status.imageSwitch !== undefined, 1_000, 'the image question');
+    await waitFor(() => r.controller.status.imageSwitch !== undefined, 1_000, 5, 'the image question');
     assert.deepEqual(r.controller.status.imageSwitch, offered);
     assert.equal(r.controller.status.state, 'running', 'the question changes nothing else');
     fake.imageSwitch = undefined;
     await r.controller.stop();
-    await waitFor(() => r.controller.status.imageSwitch === undefined, 1_000, 'the question withdrawn');
+    await waitFor(() => r.controller.status.imageSwitch === undefined, 1_000, 5, 'the question withdrawn');
     assert.deepEqual(r.states, ['starting', 'running', 'running', 'stopping', 'stopped']);
   });
 
@@ -371,7 +371,7 @@ describe('the screen controller with a fake backend', () => {
     const fake = new FakeBackend('docker');
     const idle = rig([fake], { config: settings({ idleStopMinutes: 0.0005 }), controller: { idleCheckMs: 10 } });
     await idle.controller.start();
-    await waitFor(() => idle.controller.status.state === 'stopped', 2_000, 'the idle stop');
+    await waitFor(() => idle.controller.status.state === 'stopped', 2_000, 5, 'the idle stop');
     assert.deepEqual(idle.states, ['starting', 'running', 'stopping', 'stopped']);
     const held = new FakeBackend('docker');
     const kept = rig([held], { config: settings({ idleStopMinutes: 0.0005 }), controller: { idleCheckMs: 10, humanHasControl: () => true } });

@@ -9,7 +9,7 @@
 // Every check is recorded in a JSON result file ($BOTSCREEN_EHT_RESULT) that the driver reads.
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { hostProcesses, sh } from '../support/env';
+import { hostProcesses, sh, waitFor } from '../support/process';
 
 interface CaseResult {
   readonly name: string;
@@ -21,18 +21,6 @@ interface CaseResult {
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) {
     throw new Error(message);
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const started = Date.now();
-  while (!predicate()) {
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await sleep(100);
   }
 }
 
@@ -55,7 +43,7 @@ export async function run(): Promise<void> {
     const extension = vscode.extensions.getExtension('botscreen.bot-screen');
     check(extension, 'the extension under test is not loaded');
     await extension.activate();
-    await waitFor(() => vscode.lm.tools.some((t) => t.name === 'bot-screen_screenshot'), 30_000, 'the tools to be registered');
+    await waitFor(() => vscode.lm.tools.some((t) => t.name === 'bot-screen_screenshot'), 30_000, 100, 'the tools to be registered');
     const config = () => vscode.workspace.getConfiguration('botScreen');
 
     const cases: Array<[string, () => Promise<void>]> = [
@@ -84,7 +72,7 @@ export async function run(): Promise<void> {
       }],
       ['without the workspace image a tool starts the screen in the sandbox, through the user\'s docker, never on this machine', async () => {
         await config().update('sandbox.docker.image', undefined, vscode.ConfigurationTarget.Workspace);
-        await waitFor(() => config().inspect('sandbox.docker.image')?.workspaceValue === undefined, 5000, 'the image setting to go');
+        await waitFor(() => config().inspect('sandbox.docker.image')?.workspaceValue === undefined, 5000, 100, 'the image setting to go');
         const text = await invoke('bot-screen_screenshot', {});
         check(/^Screenshot of the \d+x\d+ screen/.test(text), `screenshot: ${text}`);
         check(xvncIn() !== '', 'Xvnc runs in our container');
@@ -92,7 +80,7 @@ export async function run(): Promise<void> {
         check(recorded() === '', `the workspace's docker ran: ${recorded()}`);
         check(onThisMachine().length === 0, `a screen on this machine: ${onThisMachine().join('; ')}`);
         await vscode.commands.executeCommand('botScreen.stop');
-        await waitFor(() => xvncIn() === '', 15_000, 'Stop to end Xvnc');
+        await waitFor(() => xvncIn() === '', 15_000, 100, 'Stop to end Xvnc');
       }],
     ];
 
