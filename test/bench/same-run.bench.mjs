@@ -259,9 +259,32 @@ class ViewerA {
   async open() {
     const old = new Set(this.page.frames());
     const t0 = await paletteCommand(this.page, 'Bot Screen: Open Screen in Editor');
-    const { frame, at } = await frameDrawnAfter(this.page, t0, 30_000, old);
-    this.frame = frame;
+    const { at } = await frameDrawnAfter(this.page, t0, 30_000, old);
+    this.frame = await this.panelFrame(t0, old);
+    await this.closeSideBar();
     return at - t0;
+  }
+
+  /** The panel's frame: of the new frames that drew since t0, the largest (the side bar's Screen
+   *  view, when shown, is a second, smaller viewer). */
+  async panelFrame(t0, old) {
+    let best;
+    for (const frame of this.page.frames()) {
+      if (frame === this.page.mainFrame() || frame.isDetached() || old.has(frame)) continue;
+      const m = await frame.evaluate((t) => window.__benchCounters?.firstFrameAfter(t)
+        && { area: window.innerWidth * window.innerHeight }, t0).catch(() => undefined);
+      if (m && (!best || m.area > best.area)) best = { frame, area: m.area };
+    }
+    return best.frame;
+  }
+
+  /** One viewer only: the Screen view in the side bar would stream as well (VS Code shows the
+   *  side bar again when the extension reveals its view). */
+  async closeSideBar() {
+    if (await this.page.locator('.part.sidebar').isVisible()) {
+      this.sideBarShown = (this.sideBarShown ?? 0) + 1;
+      await paletteCommand(this.page, 'View: Close Primary Side Bar');
+    }
   }
 
   async counters() {
@@ -293,6 +316,7 @@ class ViewerA {
 
   async close() {
     await paletteCommand(this.page, 'View: Close All Editors');
+    await this.closeSideBar();
     await sleep(1500); // the relay ends
   }
 
@@ -308,6 +332,8 @@ class ViewerB {
     await this.page.goto(this.url);
     this.frame = this.page.mainFrame();
     const at = await waitFor(() => this.frame.evaluate(() => window.__benchCounters?.firstFrameAt), 30_000, 10, 'the tab\'s first frame');
+    const c = await this.frame.evaluate(() => ({ ws: window.__benchCounters.webSocketAt, open: window.__benchCounters.webSocketOpenAt }));
+    log(`  B open: WebSocket created +${Math.round(c.ws - t0)} ms, open +${Math.round(c.open - t0)} ms, first frame +${Math.round(at - t0)} ms`);
     return at - t0;
   }
 
@@ -414,23 +440,23 @@ async function main() {
   const cleanup = [];
   const results = { A: {}, B: {} };
   let geometry = '';
+  let failurePage;
   try {
     const before = new Set(chromiumRoots());
     const workbench = await openWorkbench(server);
     cleanup.push(() => workbench.close());
     const roots = { server: server.pid, aBrowser: chromiumRoots().find((p) => !before.has(p)) };
     const { page } = workbench;
+    failurePage = page;
     await page.context().addInitScript({ content: countersScript(false) });
     await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
-    // One viewer only: the Screen view in the side bar would stream too once the panel closes.
-    await paletteCommand(page, 'View: Close Primary Side Bar');
 
     // Cold container: the panel open on a stopped screen, Start → the first frame drawn.
     log('cold start');
     await paletteCommand(page, 'Bot Screen: Open Screen in Editor');
     await sleep(3000);
     const tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
-    const cold = await frameDrawnAfter(page, tStart, 180_000);
+    const cold = await frameDrawnAfter(page, tStart, 300_000);
     results.A.cold = [cold.at - tStart];
     const [containerId] = containersOf(server.workspace);
     if (!containerId) throw new Error('Start Screen made no container');
@@ -444,9 +470,12 @@ async function main() {
     const relayPid = [...descendants(table, [server.pid])].find((p) => table.get(p).comm === 'docker' && cmdline(p).includes('python3'));
     if (!relayPid) throw new Error('the extension runs no relay exec client while its panel shows a frame');
     const relayArgv = cmdline(relayPid);
-    const size = await cold.frame.evaluate(() => ({ width: window.innerWidth, height: window.innerHeight }));
-    await paletteCommand(page, 'View: Close All Editors');
-    await sleep(1500);
+    const viewerA = new ViewerA(page);
+    viewerA.frame = await viewerA.panelFrame(tStart, new Set());
+    await viewerA.closeSideBar();
+    await sleep(1000);
+    const size = await viewerA.frame.evaluate(() => ({ width: window.innerWidth, height: window.innerHeight }));
+    await viewerA.close();
 
     const bridge = await startPeerBridge(dir, relayArgv);
     cleanup.push(() => bridge.stop());
@@ -461,7 +490,7 @@ async function main() {
     // The tab gets the size of A's webview, so noVNC scales the same desktop into the same area.
     const contextB = await browserB.newContext({ viewport: size });
     await contextB.addInitScript({ content: countersScript(true) });
-    const viewers = { A: new ViewerA(page), B: new ViewerB(contextB, bridge.url) };
+    const viewers = { A: viewerA, B: new ViewerB(contextB, bridge.url) };
 
     const only = process.env.BENCH_WORKLOADS?.split(',');
     for (const workload of WORKLOADS.filter((w) => !only || only.includes(w.name))) {
@@ -484,6 +513,11 @@ async function main() {
               await sleep(300);
             }
             const b = cpuSnapshot(roots);
+            if (process.env.BENCH_DEBUG) {
+              for (const f of viewer.frame.page().frames()) {
+                log(f === viewer.frame ? '*' : ' ', f.url().slice(-60), await f.evaluate(() => JSON.stringify({ seen: window.__benchCounters?.keysSeen, frames: window.__benchCounters?.frames, lat: window.__benchCounters?.keyLatencies })).catch((e) => e.message.slice(0, 80)));
+              }
+            }
             const c = await viewer.counters();
             r.keys.push(...c.keyLatencies);
             r.missed += c.keysMissed;
@@ -492,6 +526,7 @@ async function main() {
           } else {
             const c0 = await viewer.counters();
             const a = cpuSnapshot(roots);
+            r.relays = [...a.groups.values()].filter((g) => g.endsWith('exec client')).length;
             await sleep(WINDOW_MS);
             const c1 = await viewer.counters();
             const b = cpuSnapshot(roots);
@@ -503,12 +538,15 @@ async function main() {
             if (workload.reopen) r.reopen.push(await viewer.reopen());
           }
           await viewer.close();
-          log(`  ${side}: open ${r.open.at(-1)} ms, ${r.fps.length ? `${num(r.fps.at(-1))} frames/s` : `${r.keys.length} keys`}`);
+          log(`  ${side}: open ${Math.round(r.open.at(-1))} ms, ${r.fps.length ? `${num(r.fps.at(-1))} frames/s, ${r.relays} relay exec clients on the machine` : `${r.keys.length} keys`}`);
         }
       } finally {
         load.stop();
       }
     }
+  } catch (err) {
+    if (failurePage) log(`failed; the window looked like ${await screenshot(failurePage, 'bench-failure').catch((e) => e.message)}`);
+    throw err;
   } finally {
     for (const f of cleanup.reverse()) await f();
     await server.stop();
@@ -570,7 +608,7 @@ function renderReport(results, env) {
     row(`${label}: browser CPU %`, cell(cpuOf(a, ['A browser'])), cell(cpuOf(b, ['B browser'])));
     row(`${label}: bridge CPU % (A: extension host; B: websockify + socat)`, cell(cpuOf(a, ['A extension host'])), cell(cpuOf(b, ['B websockify', 'B socat'])));
     row(`${label}: exec client CPU %`, cell(cpuOf(a, ['A exec client'])), cell(cpuOf(b, ['B exec client'])));
-    row(`${label}: viewer side CPU % (all of the above${w === 'idle' ? '' : ''}; A also the VS Code server's other processes)`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
+    row(`${label}: viewer side CPU % (all of the above; A also the VS Code server's other processes)`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
     if (w !== 'idle' && a?.kBps.every((x) => x !== undefined)) {
       const perMB = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.kBps[i] / 1000));
       row(`${label}: viewer side CPU % per MB/s`, cell(perMB(a, viewerA)), cell(perMB(b, viewerB)));

@@ -18,10 +18,14 @@ function installBenchCounters({ webSocketBytes }) {
     /** Wall-clock times of the latest drawn frames (a ring), to find "the first frame after t". */
     recent: [],
     bytes: 0,
+    /** The plain tab: when its WebSocket was created and when it opened (where its open time goes). */
+    webSocketAt: 0,
+    webSocketOpenAt: 0,
     messages: 0,
     keyAt: 0,
     keyLatencies: [],
     keysMissed: 0,
+    keysSeen: 0,
     firstFrameAfter(t) {
       return this.recent.find((x) => x >= t) ?? 0;
     },
@@ -47,6 +51,7 @@ function installBenchCounters({ webSocketBytes }) {
   };
 
   window.addEventListener('keydown', (event) => {
+    c.keysSeen++;
     if (c.keyAt) c.keysMissed++;
     c.keyAt = performance.timeOrigin + event.timeStamp;
   }, true);
@@ -55,6 +60,8 @@ function installBenchCounters({ webSocketBytes }) {
     const Native = window.WebSocket;
     const Counted = function (...args) {
       const ws = new Native(...args);
+      c.webSocketAt = now();
+      ws.addEventListener('open', () => { c.webSocketOpenAt = now(); });
       ws.addEventListener('message', (event) => {
         const d = event.data;
         c.messages++;
