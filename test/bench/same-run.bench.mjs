@@ -459,9 +459,18 @@ async function main() {
     log('cold start');
     await paletteCommand(page, 'Bot Screen: Open Screen in Editor');
     await sleep(3000);
-    const tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
-    const cold = await frameDrawnAfter(page, tStart, 300_000);
-    results.A.cold = [cold.at - tStart];
+    let tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
+    try {
+      const cold = await frameDrawnAfter(page, tStart, 300_000);
+      results.A.cold = [cold.at - tStart];
+    } catch (err) {
+      // A start that fails on a saturated machine is a result (reported), and the run goes on with
+      // a second Start on the same container.
+      results.A.coldFailed = err.message.split('\n')[0];
+      log(`cold start failed (${results.A.coldFailed}); starting once more (${await screenshot(page, 'bench-cold-failure')})`);
+      tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
+      await frameDrawnAfter(page, tStart, 300_000);
+    }
     const [containerId] = containersOf(server.workspace);
     if (!containerId) throw new Error('Start Screen made no container');
     const sandbox = new Sandbox(containerId);
@@ -612,7 +621,7 @@ function renderReport(results, env) {
   const viewerB = ['B browser', 'B websockify', 'B socat', 'B exec client'];
   const n = (r) => r?.open.length ?? 0;
 
-  row('cold container: Start → first frame (ms)', cell(A.cold), cell(undefined, 'a tab does not start a sandbox'), 'A: n=1, the run\'s first screen');
+  row('cold container: Start → first frame (ms)', cell(A.cold, A.coldFailed && `the Start failed: ${A.coldFailed}`), cell(undefined, 'a tab does not start a sandbox'), 'A: n=1, the run\'s first screen');
   row('open → first frame (ms; A: palette Enter → panel drawn, webview load included; B: page.goto → drawn)',
     cell(A.idle?.open), cell(B.idle?.open), 'idle desktop');
   row('reopen → next frame (ms; A: hidden 1 s behind another editor, tab clicked; B: reload)',
