@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Benchmarks (tables, no pass/fail): relay throughput against raw docker exec, and in a real
-# VS Code the Start-to-first-frame time and the bridge's throughput into the webview.
+# Benchmarks (tables, no pass/fail). `npm run bench`: setup, the relay against raw docker exec,
+# then the same-run table. `npm run bench:screen` (--screen): only the same-run table, Bot Screen
+# in a real VS Code against noVNC in a plain tab on one screen (test/bench/same-run.bench.mjs),
+# with the extension packaged from this tree; it writes docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-node esbuild.mjs --tests
-node out/test/bench/relay.bench.js
-node test/bench/ui.bench.mjs
+if [ "${1:-}" = --screen ]; then
+	npm run --silent package >/dev/null
+else
+	bash scripts/setup.sh
+	node esbuild.mjs --tests
+	node out/test/bench/relay.bench.js
+fi
+node test/bench/same-run.bench.mjs

@@ -19,6 +19,8 @@ done
 
 start=$SECONDS
 need_apt ca-certificates git python3 procps util-linux
+# The benchmark's peer: a noVNC tab through websockify and socat (scripts/bench.sh).
+need_apt websockify socat
 command -v node >/dev/null || need_apt nodejs npm
 
 # npm ci only when the lock file changed since the last install.

@@ -1,0 +1,82 @@
+// The benchmark's in-page counters, installed (Playwright addInitScript) in every frame of both
+// browsers before any page script runs, so both viewers are measured by the same code:
+// - a drawn frame is noVNC's flip: a drawImage from a detached canvas (its backbuffer) onto a
+//   canvas in the document. Counted as it happens, with its wall-clock time.
+// - key → next drawn frame: a keydown (capture, before noVNC sees it; listened for from the first
+//   frame drawn on) arms the clock; the next drawn frame stops it. A key that sees no frame before the next key counts as missed.
+// - bytes in (only with { webSocketBytes: true }, the plain tab): every WebSocket message. The
+//   extension's bytes arrive by postMessage; the benchmark reads those from the product's own
+//   counter (see webviewCounters in test/bench/same-run.bench.mjs).
+// Read with `window.__benchCounters`; never polled to time anything.
+function installBenchCounters({ webSocketBytes }) {
+  if (window.__benchCounters) return;
+  const now = () => performance.timeOrigin + performance.now();
+  const c = {
+    frames: 0,
+    firstFrameAt: 0,
+    lastFrameAt: 0,
+    /** Wall-clock times of the latest drawn frames (a ring), to find "the first frame after t". */
+    recent: [],
+    bytes: 0,
+    /** The plain tab: when its WebSocket was created and when it opened (where its open time goes). */
+    webSocketAt: 0,
+    webSocketOpenAt: 0,
+    messages: 0,
+    keyAt: 0,
+    keyLatencies: [],
+    keysMissed: 0,
+    keysSeen: 0,
+    firstFrameAfter(t) {
+      return this.recent.find((x) => x >= t) ?? 0;
+    },
+  };
+  window.__benchCounters = c;
+
+  const drawImage = CanvasRenderingContext2D.prototype.drawImage;
+  CanvasRenderingContext2D.prototype.drawImage = function (image, ...rest) {
+    const result = drawImage.call(this, image, ...rest);
+    if (image instanceof HTMLCanvasElement && !image.isConnected && this.canvas.isConnected) {
+      const t = now();
+      // Listening from the first frame on: VS Code writes a webview's document with
+      // document.open(), which erases every listener of the window added before.
+      if (!c.listening) {
+        c.listening = true;
+        window.addEventListener('keydown', onKeyDown, true);
+      }
+      c.frames++;
+      if (c.firstFrameAt === 0) c.firstFrameAt = t;
+      c.lastFrameAt = t;
+      c.recent.push(t);
+      if (c.recent.length > 2000) c.recent.splice(0, 1000);
+      if (c.keyAt) {
+        c.keyLatencies.push(t - c.keyAt);
+        c.keyAt = 0;
+      }
+    }
+    return result;
+  };
+
+  const onKeyDown = (event) => {
+    c.keysSeen++;
+    if (c.keyAt) c.keysMissed++;
+    c.keyAt = performance.timeOrigin + event.timeStamp;
+  };
+
+  if (webSocketBytes) {
+    const Native = window.WebSocket;
+    const Counted = function (...args) {
+      const ws = new Native(...args);
+      c.webSocketAt = now();
+      ws.addEventListener('open', () => { c.webSocketOpenAt = now(); });
+      ws.addEventListener('message', (event) => {
+        const d = event.data;
+        c.messages++;
+        c.bytes += d.byteLength ?? d.size ?? d.length ?? 0;
+      });
+      return ws;
+    };
+    Counted.prototype = Native.prototype;
+    for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Counted[k] = Native[k];
+    window.WebSocket = Counted;
+  }
+}

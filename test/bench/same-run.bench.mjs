@@ -1,0 +1,702 @@
+// The same-run benchmark: Bot Screen (A: the packaged extension in a real VS Code, VS Code Server
+// 1.99.3 web in Debian's Chromium) against its peer (B: the same noVNC in a plain Chromium tab
+// through Debian's websockify → socat → the same `docker exec … relay.py` the extension runs),
+// on one running screen, in one run, alternating A,B,B,A,… per workload. Both sides are measured
+// by the same in-page counters (test/bench/peer/counters.js) and per-process CPU from /proc.
+// Prints one table (A, B, A/B per row) and writes it with the machine to docs/benchmarks.md.
+// Asserts nothing; a row one side cannot measure says n/a and why.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { CACHE_DIR, CHROMIUM_PATH, REPO_ROOT, SERVER_MAIN, focusWorkbench, openWorkbench, screenshot, startServer, waitFor } from '../ui/harness.mjs';
+import { VSIX, containersOf, removeContainersOf } from '../ui/botscreen.mjs';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3); // windows per side and workload
+const WINDOW_MS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10) * 1000;
+const KEYS_PER_WINDOW = Number(process.env.BENCH_KEYS ?? 20);
+const KEY_GAP_MS = 300; // between keys
+const SETTLE_MS = 2000; // after the first frame (and after a workload starts) before counting
+const OUT = process.env.BENCH_OUT ?? path.join(REPO_ROOT, 'docs', 'benchmarks.md');
+const HERE = path.join(REPO_ROOT, 'test', 'bench', 'peer');
+const CLK_TCK = 100;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (...a) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
+const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts }).trim();
+const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+
+/** A,B,B,A,A,B,B,A,…: each side goes first as often as the other, so drift in the machine's load
+ *  falls on both. */
+const ORDER = Array.from({ length: 2 * RUNS }, (_, i) => ['A', 'B', 'B', 'A'][i % 4]);
+
+// ---------------------------------------------------------------------------------------------
+// What A's webview tells: the only place the benchmark reads the product's own counters. Today
+// the webview publishes `window.botScreen`; when it moves to data-* attributes on its connection
+// panel, change this function alone. (Frames and keys are counted by counters.js on both sides.)
+
+/** @returns {Promise<{ bytesIn?: number }>} */
+async function webviewCounters(frame) {
+  return frame.evaluate(() => {
+    const probe = /** @type {any} */ (window).botScreen;
+    return { bytesIn: typeof probe?.bytesIn === 'number' ? probe.bytesIn : undefined };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-process CPU from /proc.
+
+function readStat(pid) {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const comm = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    // f[0] is field 3 (state): utime 14, stime 15, cutime 16, cstime 17, starttime 22.
+    return { pid, comm, state: f[0], ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]),
+      child: Number(f[13]) + Number(f[14]), start: f[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+function cmdline(pid) {
+  try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean); } catch { return []; }
+}
+
+function processTable() {
+  const table = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const s = readStat(Number(d));
+    if (s && s.state !== 'Z') table.set(s.pid, s);
+  }
+  return table;
+}
+
+function descendants(table, roots) {
+  const kids = new Map();
+  for (const s of table.values()) {
+    if (!kids.has(s.ppid)) kids.set(s.ppid, []);
+    kids.get(s.ppid).push(s.pid);
+  }
+  const found = new Set(roots.filter((p) => table.has(p)));
+  const queue = [...found];
+  while (queue.length) for (const c of kids.get(queue.pop()) ?? []) if (!found.has(c)) { found.add(c); queue.push(c); }
+  return found;
+}
+
+/** Chromium processes started by this node process (Playwright spawns them as children). */
+function chromiumRoots() {
+  return [...processTable().values()].filter((s) => s.ppid === process.pid && /chrom/.test(s.comm)).map((s) => s.pid);
+}
+
+/** pid → group for the processes of both paths; everything else is only in the machine total. */
+function classify(table, roots) {
+  const groups = new Map();
+  const put = (pids, name) => { for (const p of pids) groups.set(p, typeof name === 'function' ? name(p) : name); };
+  if (roots.aBrowser) put(descendants(table, [roots.aBrowser]), 'A browser');
+  if (roots.bBrowser) put(descendants(table, [roots.bBrowser]), 'B browser');
+  put(descendants(table, [roots.server]), (p) => {
+    const argv = cmdline(p);
+    if (argv.some((a) => a.includes('--type=extensionHost'))) return 'A extension host';
+    if (table.get(p).comm === 'docker') return argv.includes('python3') && argv.includes('-i') ? 'A exec client' : 'A extension host';
+    return 'A server (other)';
+  });
+  if (roots.websockify) put(descendants(table, [roots.websockify]), 'B websockify');
+  if (roots.socat) put(descendants(table, [roots.socat]), (p) => (table.get(p).comm === 'docker' ? 'B exec client' : 'B socat'));
+  return groups;
+}
+
+function machineTicks() {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+  const idle = f[3] + f[4];
+  return { busy: f.reduce((a, b) => a + b, 0) - idle, all: f.reduce((a, b) => a + b, 0) };
+}
+
+function cpuSnapshot(roots) {
+  const table = processTable();
+  return { at: Date.now(), table, groups: classify(table, roots), machine: machineTicks() };
+}
+
+/**
+ * CPU % of one core per group between two snapshots. A process that ended in between is counted
+ * through its parent's cutime/cstime (minus what it had used before the window); a process that
+ * started and ended in between (a CLI poll) is counted through its parent alone.
+ */
+function cpuBetween(a, b) {
+  const seconds = (b.at - a.at) / 1000;
+  const ticks = new Map();
+  const add = (g, t) => g && ticks.set(g, (ticks.get(g) ?? 0) + t);
+  for (const [pid, e] of b.table) {
+    const g = b.groups.get(pid);
+    if (!g) continue;
+    const s = a.table.get(pid);
+    if (s && s.start === e.start) add(g, e.own - s.own + e.child - s.child);
+    else add(g, e.own + e.child);
+  }
+  for (const [pid, s] of a.table) {
+    const e = b.table.get(pid);
+    if (e && e.start === s.start) continue;
+    if (b.groups.has(s.ppid)) add(b.groups.get(s.ppid), -(s.own + s.child));
+  }
+  const pct = {};
+  for (const [g, t] of ticks) pct[g] = Math.max(0, (t / CLK_TCK / seconds) * 100);
+  const cores = os.cpus().length;
+  pct.machine = ((b.machine.busy - a.machine.busy) / (b.machine.all - a.machine.all)) * 100 * cores;
+  return pct;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The screen's workloads, each a process in the sandbox that the benchmark starts and ends.
+
+class Sandbox {
+  constructor(id) {
+    this.id = id;
+    this.user = 'pn';
+    const env = sh('docker', ['exec', '-u', this.user, id, 'sh', '-c', 'cat /tmp/botscreen-$(id -u)/*/env']);
+    this.values = Object.fromEntries(env.split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    this.env = ['DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS'].filter((k) => this.values[k]).flatMap((k) => ['-e', `${k}=${this.values[k]}`]);
+    this.marker = `botscreen-bench-${randomBytes(4).toString('hex')}`;
+  }
+
+  exec(argv, detach = false) {
+    return sh('docker', ['exec', ...(detach ? ['-d'] : []), '-u', this.user, ...this.env, this.id, ...argv]);
+  }
+
+  /** A maximised xfce4-terminal running `script` in bash (a login shell if empty), marked ours. */
+  terminal(name, script) {
+    const tag = `${this.marker}-${name}`;
+    const argv = ['xfce4-terminal', '--disable-server', '--maximize', `--title=${tag}`];
+    if (script) argv.push('-x', 'bash', '-c', `${script} # ${tag}`);
+    this.exec(argv, true);
+    return { stop: () => { try { this.exec(['pkill', '-f', tag]); } catch { /* already gone */ } } };
+  }
+}
+
+const WORKLOADS = [
+  { name: 'keys', what: `${KEYS_PER_WINDOW} keys per window (x, BackSpace) into bash in a terminal`, keys: true,
+    start: (sb) => sb.terminal('keys', '') },
+  { name: 'idle', what: 'idle desktop (nothing moves)', start: () => ({ stop() {} }), reopen: false },
+  { name: 'flood', what: 'terminal flood (maximised xfce4-terminal, base64 of urandom)',
+    start: (sb) => sb.terminal('flood', 'while :; do head -c 3000 /dev/urandom | base64; done') },
+  { name: 'bursty', what: 'bursty terminal (2 KB of base64 every 100 ms)', reopen: true,
+    start: (sb) => sb.terminal('bursty', 'while :; do head -c 1536 /dev/urandom | base64 -w0; echo; sleep 0.1; done') },
+  { name: 'animation', what: 'paced animation: a terminal redrawn 30 times a second (a moving diagonal band)',
+    start: (sb) => sb.terminal('animation', `python3 -c ${quote(ANIMATION)}`) },
+];
+
+const ANIMATION = `
+import os, sys, time
+t, period = 0, 1 / 30
+next_at = time.monotonic()
+while True:
+    cols, rows = os.get_terminal_size()
+    lines = []
+    for r in range(rows - 1):
+        x = (t * 2 + r) % cols
+        line = [" "] * cols
+        for k in range(12):
+            line[(x + k) % cols] = "#"
+        lines.append("".join(line))
+    sys.stdout.write("\\x1b[H" + "\\n".join(lines))
+    sys.stdout.flush()
+    t += 1
+    next_at += period
+    time.sleep(max(0, next_at - time.monotonic()))
+`;
+
+// ---------------------------------------------------------------------------------------------
+// The two viewers.
+
+const COUNTERS = fs.readFileSync(path.join(HERE, 'counters.js'), 'utf8');
+const countersScript = (webSocketBytes) => `${COUNTERS}\ninstallBenchCounters(${JSON.stringify({ webSocketBytes })});`;
+const readCounters = (frame) => frame.evaluate(() => {
+  const c = window.__benchCounters;
+  return c && { frames: c.frames, firstFrameAt: c.firstFrameAt, bytes: c.bytes, keyLatencies: [...c.keyLatencies], keysMissed: c.keysMissed + (c.keyAt ? 1 : 0) };
+});
+
+/** Palette: type the command, then time from Enter. Returns the time Enter was pressed. */
+async function paletteCommand(page, title) {
+  await focusWorkbench(page);
+  const widget = page.locator('.quick-input-widget');
+  const input = widget.locator('input.input');
+  await page.keyboard.press('F1');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(`>${title}`);
+  const row = await waitFor(async () => {
+    for (const r of await widget.locator('.quick-input-list .monaco-list-row').all()) {
+      const label = (await r.locator('.label-name').first().textContent().catch(() => '')) || '';
+      if (label.trim() === title) return r;
+    }
+    return undefined;
+  }, 10_000, 50, `palette row "${title}"`);
+  const focused = ((await row.getAttribute('class')) || '').split(/\s+/).includes('focused');
+  const t0 = Date.now();
+  if (focused) await page.keyboard.press('Enter');
+  else await row.click();
+  return t0;
+}
+
+/** A webview frame (not the workbench, none of `old`) whose counters saw a frame drawn at or after t. */
+async function frameDrawnAfter(page, t, timeoutMs = 30_000, old = new Set()) {
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame === page.mainFrame() || frame.isDetached() || old.has(frame)) continue;
+      const at = await frame.evaluate((t) => window.__benchCounters?.firstFrameAfter(t), t).catch(() => 0);
+      if (at) return { frame, at };
+    }
+    return undefined;
+  }, timeoutMs, 10, `a frame drawn in a webview after ${t}`);
+}
+
+class ViewerA {
+  constructor(page) { this.page = page; this.side = 'A'; }
+
+  async open() {
+    const old = new Set(this.page.frames());
+    const t0 = await paletteCommand(this.page, 'Bot Screen: Open Screen in Editor');
+    const { at } = await frameDrawnAfter(this.page, t0, 90_000, old);
+    this.frame = await this.panelFrame(t0, old);
+    await this.closeSideBar();
+    return at - t0;
+  }
+
+  /** The panel's frame: of the new frames that drew since t0, the largest (the side bar's Screen
+   *  view, when shown, is a second, smaller viewer). */
+  async panelFrame(t0, old) {
+    let best;
+    for (const frame of this.page.frames()) {
+      if (frame === this.page.mainFrame() || frame.isDetached() || old.has(frame)) continue;
+      const m = await frame.evaluate((t) => window.__benchCounters?.firstFrameAfter(t)
+        && { area: window.innerWidth * window.innerHeight }, t0).catch(() => undefined);
+      if (m && (!best || m.area > best.area)) best = { frame, area: m.area };
+    }
+    return best.frame;
+  }
+
+  /** One viewer only: the Screen view in the side bar would stream as well (VS Code shows the
+   *  side bar again when the extension reveals its view). */
+  async closeSideBar() {
+    if (await this.page.locator('.part.sidebar').isVisible()) {
+      this.sideBarShown = (this.sideBarShown ?? 0) + 1;
+      await paletteCommand(this.page, 'View: Close Primary Side Bar');
+    }
+  }
+
+  async counters() {
+    const c = await readCounters(this.frame);
+    const product = await webviewCounters(this.frame);
+    return { ...c, bytes: product.bytesIn, bytesWhy: product.bytesIn === undefined ? 'the webview publishes no byte counter' : undefined };
+  }
+
+  /** Hidden behind another editor for a second, then its tab clicked: → the next frame drawn. */
+  async reopen() {
+    await paletteCommand(this.page, 'File: New Untitled Text File');
+    await sleep(1000);
+    const tab = this.page.locator('.tabs-container .tab', { hasText: 'Bot Screen' }).first();
+    const others = new Set(this.page.frames().filter((f) => f !== this.frame));
+    const t0 = Date.now();
+    await tab.click();
+    // The same frame (a retained webview) or, were it re-created, a new one.
+    const { frame, at } = await frameDrawnAfter(this.page, t0, 60_000, others);
+    this.frame = frame;
+    return at - t0;
+  }
+
+  async focusScreen() {
+    await paletteCommand(this.page, 'Bot Screen: Take Control of the Screen');
+    await sleep(1500);
+    await clickCanvasCentre(this.frame);
+    if (process.env.BENCH_DEBUG) {
+      await screenshot(this.page, 'bench-a-focus');
+      log('A focus', await this.frame.evaluate(() => `${document.hasFocus()} ${document.activeElement?.tagName}`));
+    }
+  }
+
+  async close() {
+    await paletteCommand(this.page, 'View: Close All Editors');
+    await this.closeSideBar();
+    await sleep(1500); // the relay ends
+  }
+
+  async handBack() { await paletteCommand(this.page, 'Bot Screen: Hand Control Back to the Agent'); }
+}
+
+class ViewerB {
+  constructor(context, url) { this.context = context; this.url = url; this.side = 'B'; }
+
+  async open() {
+    this.page = await this.context.newPage();
+    const t0 = Date.now();
+    await this.page.goto(this.url);
+    this.frame = this.page.mainFrame();
+    const at = await waitFor(() => this.frame.evaluate(() => window.__benchCounters?.firstFrameAt), 90_000, 10, 'the tab\'s first frame');
+    const c = await this.frame.evaluate(() => ({ ws: window.__benchCounters.webSocketAt, open: window.__benchCounters.webSocketOpenAt }));
+    log(`  B open: WebSocket created +${Math.round(c.ws - t0)} ms, open +${Math.round(c.open - t0)} ms, first frame +${Math.round(at - t0)} ms`);
+    return at - t0;
+  }
+
+  counters() { return readCounters(this.frame); }
+
+  /** A plain tab has no hidden state that keeps its session: reload is the way back. */
+  async reopen() {
+    const t0 = Date.now();
+    await this.page.reload();
+    const at = await waitFor(() => this.frame.evaluate(() => window.__benchCounters?.firstFrameAt), 60_000, 10, 'the reloaded tab\'s first frame');
+    return at - t0;
+  }
+
+  async focusScreen() { await clickCanvasCentre(this.frame); }
+
+  async close() {
+    await this.page.close();
+    await sleep(1500);
+  }
+
+  async handBack() {}
+}
+
+async function clickCanvasCentre(frame) {
+  const canvas = frame.locator('canvas').first();
+  await canvas.click();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bridge for B: websockify (static page + WebSocket, a random token required for the
+// WebSocket) → a unix socket in a 0700 directory → socat → the extension's own exec argv.
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+}
+
+const answers = (url) => new Promise((resolve) => {
+  const req = http.get(url, { timeout: 2000 }, (res) => { res.resume(); resolve(res.statusCode === 200); });
+  req.on('timeout', () => { req.destroy(); resolve(false); });
+  req.on('error', () => resolve(false));
+});
+
+async function startPeerBridge(dir, relayArgv) {
+  const www = path.join(dir, 'www');
+  await fsp.mkdir(www);
+  await build({ entryPoints: [path.join(HERE, 'tab.js')], bundle: true, minify: true, format: 'esm', target: 'es2022',
+    outfile: path.join(www, 'tab.bundle.js'), logLevel: 'warning', absWorkingDir: REPO_ROOT });
+  await fsp.copyFile(path.join(HERE, 'tab.html'), path.join(www, 'tab.html'));
+  const relay = path.join(dir, 'relay.sh');
+  await fsp.writeFile(relay, `#!/bin/sh\nexec ${relayArgv.map(quote).join(' ')}\n`, { mode: 0o700 });
+  const socket = path.join(dir, 'rfb.sock');
+  const token = randomBytes(24).toString('hex');
+  await fsp.writeFile(path.join(dir, 'tokens'), `${token}: unix_socket:${socket}\n`, { mode: 0o600 });
+  const socat = spawn('socat', [`UNIX-LISTEN:${socket},fork,mode=600`, `EXEC:${relay}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const port = await freePort();
+  const websockify = spawn('websockify', ['--web', www, '--token-plugin', 'ReadOnlyTokenFile',
+    '--token-source', path.join(dir, 'tokens'), `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderr = { socat: '', websockify: '' };
+  socat.stderr.on('data', (d) => { stderr.socat += d; });
+  websockify.stderr.on('data', (d) => { stderr.websockify += d; });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(() => answers(`${base}/tab.html`), 20_000, 200, `websockify on ${base} (${stderr.websockify})`);
+  await waitFor(() => fs.existsSync(socket), 10_000, 100, `socat's socket (${stderr.socat})`);
+  return {
+    url: `${base}/tab.html#token=${token}`,
+    pids: { websockify: websockify.pid, socat: socat.pid },
+    stop() { for (const p of [websockify, socat]) { try { p.kill('SIGTERM'); } catch { /* gone */ } } },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and the table.
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const pctl = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const digits = (v) => (Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2);
+const num = (v) => v.toFixed(digits(v));
+
+/** A cell: "median [min-max]" of a list, or n/a with the reason. */
+function cell(xs, why) {
+  if (!xs || xs.length === 0 || xs.some((x) => x === undefined || Number.isNaN(x))) return { text: `n/a (${why ?? 'not measured'})` };
+  const m = median(xs);
+  return { value: m, text: xs.length > 1 ? `${num(m)} [${num(Math.min(...xs))}–${num(Math.max(...xs))}]` : num(m) };
+}
+
+function ratio(a, b) {
+  if (a.value === undefined || b.value === undefined) return '–';
+  if (b.value === 0) return a.value === 0 ? '1.00×' : '∞';
+  return `${(a.value / b.value).toFixed(2)}×`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const started = Date.now();
+  const machineBefore = machineDescription();
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'botscreen-bench-'));
+  await fsp.chmod(dir, 0o700);
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always' } });
+  const cleanup = [];
+  const results = { A: {}, B: {} };
+  let geometry = '';
+  let failurePage;
+  try {
+    const before = new Set(chromiumRoots());
+    const workbench = await openWorkbench(server);
+    cleanup.push(() => workbench.close());
+    const roots = { server: server.pid, aBrowser: chromiumRoots().find((p) => !before.has(p)) };
+    const { page } = workbench;
+    failurePage = page;
+    await page.context().addInitScript({ content: countersScript(false) });
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+
+    // Cold container: the panel open on a stopped screen, Start → the first frame drawn.
+    log('cold start');
+    await paletteCommand(page, 'Bot Screen: Open Screen in Editor');
+    await sleep(3000);
+    let tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
+    try {
+      const cold = await frameDrawnAfter(page, tStart, 300_000);
+      results.A.cold = [cold.at - tStart];
+    } catch (err) {
+      // A start that fails on a saturated machine is a result (reported), and the run goes on with
+      // a second Start on the same container.
+      results.A.coldFailed = err.message.split('\n')[0];
+      log(`cold start failed (${results.A.coldFailed}); starting once more (${await screenshot(page, 'bench-cold-failure')})`);
+      tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
+      await frameDrawnAfter(page, tStart, 300_000);
+    }
+    const [containerId] = containersOf(server.workspace);
+    if (!containerId) throw new Error('Start Screen made no container');
+    const sandbox = new Sandbox(containerId);
+    geometry = sandbox.values.BOTSCREEN_GEOMETRY ?? '';
+    try {
+      sandbox.exec(['xfconf-query', '-c', 'xfce4-terminal', '-p', '/misc-cursor-blinks', '-n', '-t', 'bool', '-s', 'false']);
+    } catch (err) { log(`could not stop the cursor blinking (key latencies may catch blinks): ${err.message}`); }
+    // B runs exactly the exec argv the extension runs for its relay.
+    const table = processTable();
+    const relayPid = [...descendants(table, [server.pid])].find((p) => table.get(p).comm === 'docker' && cmdline(p).includes('python3'));
+    if (!relayPid) throw new Error('the extension runs no relay exec client while its panel shows a frame');
+    const relayArgv = cmdline(relayPid);
+    const viewerA = new ViewerA(page);
+    viewerA.frame = await viewerA.panelFrame(tStart, new Set());
+    await viewerA.closeSideBar();
+    await sleep(1000);
+    const size = await viewerA.frame.evaluate(() => ({ width: window.innerWidth, height: window.innerHeight }));
+    await viewerA.close();
+
+    const bridge = await startPeerBridge(dir, relayArgv);
+    cleanup.push(() => bridge.stop());
+    Object.assign(roots, bridge.pids);
+    const { chromium } = createRequire(path.join(CACHE_DIR, 'harness', 'package.json'))('playwright-core');
+    const beforeB = new Set(chromiumRoots());
+    const browserB = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+        '--disable-sync', '--no-first-run', '--disable-quic'] });
+    cleanup.push(() => browserB.close());
+    roots.bBrowser = chromiumRoots().find((p) => !beforeB.has(p) && !before.has(p) && p !== roots.aBrowser);
+    // The tab gets the size of A's webview, so noVNC scales the same desktop into the same area.
+    const contextB = await browserB.newContext({ viewport: size });
+    await contextB.addInitScript({ content: countersScript(true) });
+    const viewers = { A: viewerA, B: new ViewerB(contextB, bridge.url) };
+
+    const only = process.env.BENCH_WORKLOADS?.split(',');
+    for (const workload of WORKLOADS.filter((w) => !only || only.includes(w.name))) {
+      log(`workload ${workload.name}: ${ORDER.join(',')}`);
+      const load = workload.start(sandbox);
+      await sleep(SETTLE_MS);
+      try {
+        for (const side of ORDER) {
+          const viewer = viewers[side];
+          const r = (results[side][workload.name] ??= { open: [], reopen: [], fps: [], kBps: [], cpu: [], keys: [], missed: 0, bytesWhy: undefined, failed: [] });
+          try {
+          r.open.push(await viewer.open());
+          await sleep(SETTLE_MS);
+          if (workload.keys) {
+            await viewer.focusScreen();
+            await sleep(1000);
+            await viewer.frame.evaluate(() => { window.__benchCounters.keyLatencies.length = 0; window.__benchCounters.keysMissed = 0; window.__benchCounters.keyAt = 0; });
+            const a = cpuSnapshot(roots);
+            for (let i = 0; i < KEYS_PER_WINDOW; i++) {
+              // Through the canvas (focused first) on both sides: the keydown's own time starts the clock.
+              await viewer.frame.locator('canvas').first().press(i % 2 === 0 ? 'x' : 'Backspace');
+              await sleep(KEY_GAP_MS);
+            }
+            const b = cpuSnapshot(roots);
+            if (process.env.BENCH_DEBUG) {
+              for (const f of viewer.frame.page().frames()) {
+                log(f === viewer.frame ? '*' : ' ', f.url().slice(-60), await f.evaluate(() => JSON.stringify({ seen: window.__benchCounters?.keysSeen, frames: window.__benchCounters?.frames, lat: window.__benchCounters?.keyLatencies })).catch((e) => e.message.slice(0, 80)));
+              }
+            }
+            const c = await viewer.counters();
+            r.keys.push(...c.keyLatencies);
+            r.missed += c.keysMissed;
+            r.cpu.push(cpuBetween(a, b));
+            await viewer.handBack();
+          } else {
+            const c0 = await viewer.counters();
+            const a = cpuSnapshot(roots);
+            r.relays = [...a.groups.values()].filter((g) => g.endsWith('exec client')).length;
+            await sleep(WINDOW_MS);
+            const c1 = await viewer.counters();
+            const b = cpuSnapshot(roots);
+            const seconds = (b.at - a.at) / 1000;
+            r.fps.push((c1.frames - c0.frames) / seconds);
+            r.kBps.push(c1.bytes === undefined ? undefined : (c1.bytes - c0.bytes) / seconds / 1000);
+            r.bytesWhy = c1.bytesWhy;
+            r.cpu.push(cpuBetween(a, b));
+            if (workload.reopen) r.reopen.push(await viewer.reopen());
+          }
+          } catch (err) {
+            // A window that cannot finish (on a saturated machine a first frame can take longer than
+            // any bound) is reported as failed, not silently dropped, and the run goes on.
+            r.failed.push(err.message.split('\n')[0]);
+            log(`  ${side}: window failed: ${r.failed.at(-1)}`);
+            await viewer.close().catch(() => {});
+            continue;
+          }
+          await viewer.close();
+          log(`  ${side}: open ${Math.round(r.open.at(-1))} ms, ${r.fps.length ? `${num(r.fps.at(-1))} frames/s, ${r.relays} relay exec clients on the machine` : `${r.keys.length} keys`}`);
+        }
+      } finally {
+        load.stop();
+      }
+      // Written after every workload: a run cut short still leaves what it measured.
+      const partial = renderReport(results, { before: machineBefore, after: machineDescription(), geometry,
+        minutes: (Date.now() - started) / 60000, partial: workload.name });
+      await fsp.writeFile(OUT, partial.markdown);
+    }
+  } catch (err) {
+    if (failurePage) log(`failed; the window looked like ${await screenshot(failurePage, 'bench-failure').catch((e) => e.message)}`);
+    throw err;
+  } finally {
+    for (const f of cleanup.reverse()) await f();
+    await server.stop();
+    removeContainersOf(server.workspace);
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
+  const report = renderReport(results, { before: machineBefore, after: machineDescription(), geometry, minutes: (Date.now() - started) / 60000 });
+  console.log(report.table);
+  await fsp.writeFile(OUT, report.markdown);
+  log(`written to ${path.relative(REPO_ROOT, OUT)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function machineDescription() {
+  const tryRun = (cmd, args) => { try { return sh(cmd, args).split('\n')[0]; } catch { return 'unknown'; } };
+  const mem = fs.readFileSync('/proc/meminfo', 'utf8').match(/MemTotal:\s+(\d+)/);
+  let vscode = 'unknown';
+  try { vscode = JSON.parse(fs.readFileSync(path.join(path.dirname(SERVER_MAIN), '..', 'package.json'), 'utf8')).version; } catch { /* unknown */ }
+  return {
+    nproc: os.cpus().length,
+    memory: mem ? `${(Number(mem[1]) / 1024 / 1024).toFixed(1)} GiB` : 'unknown',
+    load: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    kernel: os.release(),
+    node: process.version,
+    chromium: tryRun(CHROMIUM_PATH, ['--version']),
+    vscode,
+    websockify: tryRun('dpkg-query', ['-W', '-f=${Version}', 'websockify']),
+    socat: tryRun('dpkg-query', ['-W', '-f=${Version}', 'socat']),
+    docker: tryRun('docker', ['version', '--format', '{{.Server.Version}}']),
+    novnc: JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', '@novnc', 'novnc', 'package.json'), 'utf8')).version,
+    commit: tryRun('git', ['-C', REPO_ROOT, 'rev-parse', '--short', 'HEAD']),
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+}
+
+function renderReport(results, env) {
+  const A = results.A;
+  const B = results.B;
+  const rows = [];
+  const row = (name, a, b, note = '') => rows.push([name, a.text, b.text, ratio(a, b), note]);
+  const cpuOf = (r, groups) => r?.cpu.map((c) => groups.reduce((s, g) => s + (c[g] ?? 0), 0));
+  const viewerA = ['A browser', 'A extension host', 'A server (other)', 'A exec client'];
+  const viewerB = ['B browser', 'B websockify', 'B socat', 'B exec client'];
+  const n = (r) => r?.open.length ?? 0;
+
+  row('cold container: Start → first frame (ms)', cell(A.cold, A.coldFailed && `the Start failed: ${A.coldFailed}`), cell(undefined, 'a tab does not start a sandbox'), 'A: n=1, the run\'s first screen');
+  row('open → first frame (ms; A: palette Enter → panel drawn, webview load included; B: page.goto → drawn)',
+    cell(A.idle?.open), cell(B.idle?.open), 'idle desktop');
+  row('reopen → next frame (ms; A: hidden 1 s behind another editor, tab clicked; B: reload)',
+    cell(A.bursty?.reopen), cell(B.bursty?.reopen), 'during the bursty terminal');
+  for (const [w, label] of [['flood', 'terminal flood'], ['bursty', 'bursty terminal'], ['animation', 'paced animation 30 fps'], ['idle', 'idle desktop']]) {
+    const a = A[w];
+    const b = B[w];
+    if (!a && !b) continue;
+    row(`${label}: frames drawn /s`, cell(a?.fps), cell(b?.fps));
+    row(`${label}: kB/s into noVNC`, cell(a?.kBps, a?.bytesWhy), cell(b?.kBps));
+    row(`${label}: browser CPU %`, cell(cpuOf(a, ['A browser'])), cell(cpuOf(b, ['B browser'])));
+    row(`${label}: bridge CPU % (A: extension host; B: websockify + socat)`, cell(cpuOf(a, ['A extension host'])), cell(cpuOf(b, ['B websockify', 'B socat'])));
+    row(`${label}: exec client CPU %`, cell(cpuOf(a, ['A exec client'])), cell(cpuOf(b, ['B exec client'])));
+    row(`${label}: viewer side CPU % (all of the above; A also the VS Code server's other processes)`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
+    if (w !== 'idle' && a?.kBps.every((x) => x !== undefined)) {
+      const perMB = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.kBps[i] / 1000));
+      row(`${label}: viewer side CPU % per MB/s`, cell(perMB(a, viewerA)), cell(perMB(b, viewerB)));
+    }
+    row(`${label}: whole machine busy (% of ${os.cpus().length * 100}, other helpers' work included)`, cell(a?.cpu.map((c) => c.machine)), cell(b?.cpu.map((c) => c.machine)));
+  }
+  if (B.idle) {
+    row('no panel open (during B\'s idle windows): extension host CPU %', cell(cpuOf(B.idle, ['A extension host'])), cell(undefined, 'no extension'), 'A\'s screen running, its panel closed');
+  }
+  // A key that saw no frame before the next key (KEY_GAP_MS later) took longer than that: it
+  // counts as a slow sample, not as no sample.
+  const keysOf = (r) => [...(r?.keys ?? []), ...Array(r?.missed ?? 0).fill(Infinity)];
+  const keysA = keysOf(A.keys);
+  const keysB = keysOf(B.keys);
+  const kcell = (xs, p) => {
+    if (!xs.length) return { text: 'n/a (no key measured)' };
+    const v = pctl(xs, p);
+    return Number.isFinite(v) ? { value: v, text: num(v) } : { text: `> ${KEY_GAP_MS} (no frame before the next key)` };
+  };
+  const keyNote = 'a key with no frame before the next one counts as slower than the gap between keys';
+  row(`key → next frame drawn, p50 (ms; A ${keysA.length} keys, ${A.keys?.missed ?? 0} with no frame / B ${keysB.length}, ${B.keys?.missed ?? 0})`, kcell(keysA, 50), kcell(keysB, 50), keyNote);
+  row('key → next frame drawn, p95 (ms)', kcell(keysA, 95), kcell(keysB, 95), keyNote);
+
+  const failures = ['A', 'B'].flatMap((side) => Object.entries(results[side])
+    .flatMap(([w, r]) => (r.failed ?? []).map((why) => `- ${side}, ${w}: ${why}`)));
+  const head = '| row | A: Bot Screen | B: noVNC tab | A/B | note |\n|---|---|---|---|---|';
+  const table = [head, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const e = env.before;
+  const workloads = WORKLOADS.map((w) => `- **${w.name}**: ${w.what}`).join('\n');
+  const markdown = `# Benchmarks: Bot Screen and a noVNC tab, measured in one run
+
+Written by \`npm run bench:screen\` (test/bench/same-run.bench.mjs) on ${e.date}, commit ${e.commit}; the run took
+${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, written after the workload "${env.partial}"**` : ''}. Nothing here is typed in by hand: run it again to replace it.
+
+- **A**: the packaged extension (VSIX) in VS Code Server ${e.vscode} (web workbench) in headless Chromium, the Screen panel in
+  the editor area.
+- **B**: the same noVNC ${e.novnc} (bundled and minified by esbuild like the webview) in a plain headless Chromium tab of the
+  same size, through Debian's websockify ${e.websockify} → socat ${e.socat} → the very \`docker exec … python3 relay.py\`
+  argv the extension ran for its own relay → the same Xvnc socket of the same running screen (${env.geometry || 'geometry unknown'}).
+- Same counters on both sides, inside the page (test/bench/peer/counters.js): a frame is noVNC's flip drawn on the
+  visible canvas; key → next drawn frame runs from the keydown event's time to that frame. Bytes: B counts WebSocket
+  messages; A reads the webview's own counter of the bytes it hands to noVNC.
+- CPU: % of one core from /proc (utime + stime, children reaped during a window included), per process group; "whole
+  machine" from /proc/stat.
+- Each workload runs once in the sandbox while the viewers take turns in the order ${ORDER.join(',')} (${RUNS} windows each,
+  ${WINDOW_MS / 1000} s each after ${SETTLE_MS / 1000} s of settling); a viewer is opened fresh for each window and closed after, so only one
+  viewer reads the screen at a time. Cells are median [min–max] over the windows.
+
+Workloads:
+${workloads}
+
+Machine: ${e.nproc} × ${e.cpu}, ${e.memory}, Linux ${e.kernel}; Docker ${e.docker}; node ${e.node}; ${e.chromium}.
+Load average (1/5/15 min) ${e.load} at the start, ${env.after.load} at the end. **The machine is shared**: other
+work ran during this run, so absolute figures are noisy; the alternation puts that noise on both sides, and the
+ratios are what to read.
+
+${table}
+
+Windows that failed (left out of the cells above): ${failures.length ? `\n${failures.join('\n')}` : 'none.'}
+`;
+  return { table, markdown };
+}
+
+await main();
