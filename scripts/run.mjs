@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import {
-  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, screenshot, waitFor,
+  REPO_ROOT, canvasColorCount, SCREEN_FRAME, findWebviewFrame, openWorkbench, screenshot, waitFor,
 } from '../test/ui/harness.mjs';
 import { serveForRun } from './serve.mjs';
 
@@ -45,7 +45,7 @@ if (!check) {
 try {
   const workbench = await openWorkbench(server, { trustTimeoutMs: 30_000 });
   if (!workbench.trustAsked) throw new Error('VS Code did not ask to trust the folder: workspace trust is off');
-  const frame = await findWebviewFrame(workbench.page, 'botScreen', 60_000);
+  const frame = await findWebviewFrame(workbench.page, SCREEN_FRAME, 60_000);
   const canvas = await waitFor(async () => {
     const c = await canvasColorCount(frame, { minWidth: 640 });
     return c.colors >= 10 ? c : undefined;

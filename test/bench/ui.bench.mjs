@@ -3,14 +3,14 @@
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import {
-  REPO_ROOT, findWebviewFrame, openWorkbench, runCommand, startServer, waitFor,
+  REPO_ROOT, SCREEN_FRAME, findWebviewFrame, openWorkbench, runCommand, screenStats, startServer, waitFor,
 } from '../ui/harness.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const FLOOD_SECONDS = 10;
 const docker = (...args) => execFileSync('docker', args, { encoding: 'utf8' }).trim();
 const managed = () => docker('ps', '-aq', '--no-trunc', '--filter', 'label=dev.botscreen.managed=1').split('\n').filter(Boolean);
-const probe = (frame) => frame.evaluate(() => ({ ...window.botScreen }));
+const probe = screenStats;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (xs, digits = 0) => `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}]`;
 
@@ -76,7 +76,7 @@ for (let run = 0; run < RUNS; run++) {
   try {
     const { page } = workbench;
     await runCommand(page, 'Bot Screen: Open Screen in Editor');
-    const frame = await findWebviewFrame(page, 'botScreen', 30_000);
+    const frame = await findWebviewFrame(page, SCREEN_FRAME, 30_000);
     cold.push(await startAndTime(page, frame));
     await runCommand(page, 'Bot Screen: Stop Screen');
     await waitFor(async () => (await probe(frame)).hostState === 'stopped', 15_000, 100, 'stopped');

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor } from './harness.mjs';
+import { SCREEN_FRAME, canvasColorCount, findWebviewFrame, runCommand, screenStats, screenshot, waitFor } from './harness.mjs';
 import { containersOf, hostProcesses, sh, withWindow, workspaceKey } from './botscreen.mjs';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -22,13 +22,13 @@ const fileIn = (container, file) => sh('docker', ['exec', container, 'cat', file
 test('typing reaches the sandbox only while this view holds control', { timeout: 240_000 }, async () => {
   await withWindow({}, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
     await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 30_000, 200, 'the desktop');
     const [container] = containersOf(server.workspace);
     openTerminal(container);
     await waitFor(() => sh('docker', ['exec', container, 'pgrep', '-f', 'xfce4-terminal']).trim() !== '', 15_000, 200, 'the terminal');
     await sleep(2_500); // the window maps and takes the focus
-    const probe = () => frame.evaluate(() => ({ ...window.botScreen }));
+    const probe = () => screenStats(frame);
     const canvas = frame.locator('#screen canvas').first();
 
     // The agent holds control: the view is view-only and says so.
@@ -58,8 +58,8 @@ test('typing reaches the sandbox only while this view holds control', { timeout:
 test('Open Sandbox Terminal opens a shell inside the sandbox, as pn, on the screen\'s display', { timeout: 240_000 }, async () => {
   await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
-    await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
+    const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
+    await waitFor(async () => (await screenStats(frame)).hostState === 'running', 30_000, 200, 'the screen');
     await runCommand(page, 'Bot Screen: Open Sandbox Terminal');
     const terminal = page.locator('.part.panel .xterm').first();
     await terminal.waitFor({ timeout: 30_000 });
@@ -78,8 +78,8 @@ async function panelFrame(page) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const inPanel = await frame.evaluate(() => Boolean(window.botScreen?.hostState)
-        && !document.querySelector('#actions [data-action="openInEditor"]')).catch(() => false);
+      const inPanel = await frame.evaluate((stats) => Boolean(document.querySelector(stats)?.dataset.hostState)
+        && !document.querySelector('#actions [data-action="openInEditor"]'), SCREEN_FRAME).catch(() => false);
       if (inPanel) return frame;
     }
     return undefined;
@@ -89,10 +89,10 @@ async function panelFrame(page) {
 test('a dropped connection keeps control; closing the holder\'s panel hands it back', { timeout: 240_000 }, async () => {
   await withWindow({}, async (server, page) => {
     await runCommand(page, 'Bot Screen: Start Screen');
-    await findWebviewFrame(page, 'botScreen', 60_000);
+    await findWebviewFrame(page, SCREEN_FRAME, 60_000);
     await runCommand(page, 'Bot Screen: Open Screen in Editor');
     const frame = await panelFrame(page);
-    const probe = () => frame.evaluate(() => ({ ...window.botScreen }));
+    const probe = () => screenStats(frame);
     await waitFor(async () => (await probe()).connection === 'live', 30_000, 200, 'the panel to be live');
     await frame.locator('#control-button').click();
     await waitFor(async () => (await probe()).inControl, 10_000, 100, 'the panel to hold control');
@@ -117,8 +117,8 @@ test('with the screen on this machine, new integrated terminals get its DISPLAY'
   await withWindow({ 'botScreen.placement': 'gateway', 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
     const probeFile = path.join(server.dir, 'display-probe');
     await runCommand(page, 'Bot Screen: Start Screen');
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
-    await waitFor(async () => (await frame.evaluate(() => window.botScreen.hostState)) === 'running', 30_000, 200, 'the screen');
+    const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
+    await waitFor(async () => (await screenStats(frame)).hostState === 'running', 30_000, 200, 'the screen');
     await runCommand(page, 'Terminal: Create New Terminal');
     const terminal = page.locator('.part.panel .xterm').first();
     await terminal.waitFor({ timeout: 30_000 });

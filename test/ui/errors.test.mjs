@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'node:test';
-import { findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
+import { SCREEN_FRAME, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
 import { VSIX, containersOf, removeContainersOf, withWindow } from './botscreen.mjs';
 
 // The trust dialog is not what these tests are about: with trust off the extension activates
@@ -127,7 +127,7 @@ test('a missing Docker CLI: the error names the setting and Open Settings lands 
     await screenshot(page, 'errors-open-settings');
 
     // The Screen view offers the same fixes; its Open Settings lands on the setting too.
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
     const actions = await frame.evaluate(() => [...document.querySelectorAll('#actions button')].map((b) => b.dataset.action));
     console.log(`# view actions: ${actions.join(', ')}`);
     assert.deepEqual(actions.slice(0, 4), ['openSettings', 'installDocker', 'start', 'showLogs']);

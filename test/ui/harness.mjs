@@ -414,16 +414,49 @@ export async function runCommand(page, title, { timeoutMs = 10_000 } = {}) {
     timeoutMs, 100, `palette to accept "${title}"`);
 }
 
-/** The frame (of any depth) whose window has `globalName`; webview frames reorder, so pick by content. */
-export async function findWebviewFrame(page, globalName, timeoutMs = 30_000) {
+/**
+ * The frame (of any depth) that has `what`: a global's name (`acquireVsCodeApi`), or a CSS selector
+ * starting with `#` (`SCREEN_FRAME`, the Screen view's connection panel); webview frames reorder,
+ * so pick by content.
+ */
+export async function findWebviewFrame(page, what, timeoutMs = 30_000) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const has = await frame.evaluate((name) => typeof window[name] !== 'undefined', globalName).catch(() => false);
+      const has = await frame.evaluate((name) => (name.startsWith('#') ? document.querySelector(name) !== null : typeof window[name] !== 'undefined'), what)
+        .catch(() => false);
       if (has) return frame;
     }
     return undefined;
-  }, timeoutMs, 250, `a frame with window.${globalName}`);
+  }, timeoutMs, 250, `a frame with ${what.startsWith('#') ? what : `window.${what}`}`);
+}
+
+/** What tells a Screen viewer's frame (the sidebar view or the editor panel) apart: its connection panel. */
+export const SCREEN_FRAME = '#connection';
+
+/**
+ * The Screen viewer's counters, read from its connection panel's data-* attributes (webview/stats.ts;
+ * present whether or not the panel is shown): connection ('idle' | 'connecting' | 'live' | 'closed'),
+ * hostState, inControl, connects, framesDrawn and bytesIn, and the Date.now() of the session's
+ * openedAt, firstFrameAt and lastFrameAt (0 before there is one). Undefined in a frame without one.
+ */
+export async function screenStats(frame) {
+  return frame.evaluate((selector) => {
+    const panel = document.querySelector(selector);
+    if (!panel) return undefined;
+    const d = panel.dataset;
+    return {
+      connection: d.state,
+      hostState: d.hostState,
+      inControl: d.inControl === 'true',
+      connects: Number(d.connects),
+      framesDrawn: Number(d.frames),
+      bytesIn: Number(d.bytesIn),
+      openedAt: Number(d.openedAt),
+      firstFrameAt: Number(d.firstFrameAt),
+      lastFrameAt: Number(d.lastFrameAt),
+    };
+  }, SCREEN_FRAME);
 }
 
 /**

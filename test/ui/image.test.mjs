@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import test from 'node:test';
-import { REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
+import { REPO_ROOT, canvasColorCount, SCREEN_FRAME, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor } from './harness.mjs';
 import { VSIX, containersOf, removeContainersOf, sh } from './botscreen.mjs';
 
 const IMAGE = execFileSync('node', ['scripts/sandbox-context.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
@@ -90,7 +90,7 @@ test('The walkthrough\'s Build step shows its steps, tags the hash tag, and Star
       assert.deepEqual(await completedSteps(page), ['runtime', 'image'], 'the build completes the image step');
 
       await runCommand(page, 'Bot Screen: Start Screen', { timeoutMs: 30_000 });
-      const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+      const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
       const canvas = await waitFor(async () => {
         const c = await canvasColorCount(frame, { minWidth: 1280 });
         return c.width === 1280 && c.colors >= 10 ? c : undefined;

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
 import {
-  canvasColorCount, findWebviewFrame, runCommand, screenshot, waitFor,
+  SCREEN_FRAME, canvasColorCount, findWebviewFrame, runCommand, screenStats, screenshot, waitFor,
 } from './harness.mjs';
 import { containersOf, sh, withWindow, workspaceKey } from './botscreen.mjs';
 
@@ -18,7 +18,7 @@ async function desktopFrame(page, what, since = 0) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const ours = await frame.evaluate((t) => typeof window.botScreen !== 'undefined' && performance.timeOrigin >= t, since).catch(() => false);
+      const ours = await frame.evaluate(({ stats, t }) => document.querySelector(stats) !== null && performance.timeOrigin >= t, { stats: SCREEN_FRAME, t: since }).catch(() => false);
       if (!ours) continue;
       const c = await canvasColorCount(frame, { minWidth: 1280 }).catch(() => undefined);
       if (c && c.width === 1280 && c.colors >= 10) return frame;
@@ -49,11 +49,11 @@ test('after Developer: Reload Window the view shows the same Xvnc again', { time
     const reloadedAt = Date.now();
     await reloadWindow(page);
     const frame = await desktopFrame(page, 'after the reload', reloadedAt);
-    const documentToFrame = await frame.evaluate(() => Math.round(window.botScreen.firstFrameAt - performance.timeOrigin));
+    const documentToFrame = Math.round((await screenStats(frame)).firstFrameAt - (await frame.evaluate(() => performance.timeOrigin)));
     console.log(`# desktop back on the canvas ${Date.now() - reloadedAt} ms after the reload command, ${documentToFrame} ms after the view's document was created`);
     await screenshot(page, 'ui-after-reload');
     assert.equal(xvncPid(container), pid, 'the same Xvnc process');
-    assert.equal(await frame.evaluate(() => window.botScreen.hostState), 'running');
+    assert.equal((await screenStats(frame)).hostState, 'running');
     assert.deepEqual(containersOf(server.workspace), [container], 'no new container');
 
     await runCommand(page, 'Bot Screen: Stop Screen');
@@ -87,7 +87,7 @@ test('a container on another image than the default: the view asks, Keep pins th
       // Without a marker, window start calls no Docker at all: the question comes with Start,
       // in the Screen view Start reveals.
       await runCommand(page, 'Bot Screen: Start Screen');
-      const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+      const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
       const keep = frame.locator('button[data-action="keepImage"]');
       await keep.waitFor({ timeout: 90_000 });
       assert.equal(await frame.locator('button[data-action="switchImage"]').count(), 1);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import {
-  canvasColorCount, findWebviewFrame, focusWorkbench, runCommand, screenshot, updateSettings, waitFor,
+  SCREEN_FRAME, canvasColorCount, findWebviewFrame, focusWorkbench, runCommand, screenStats, screenshot, updateSettings, waitFor,
 } from './harness.mjs';
 import { containersOf, sh, withWindow } from './botscreen.mjs';
 
@@ -43,10 +43,10 @@ async function viewerFrame(page, { inEditor, since = 0, what }) {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
       // Only a document that has its status (the actions are empty before) can be told apart.
-      const match = await frame.evaluate(({ inEditor, since }) => typeof window.botScreen !== 'undefined'
-        && window.botScreen.hostState !== ''
+      const match = await frame.evaluate(({ stats, inEditor, since }) => document.querySelector(stats) !== null
+        && document.querySelector(stats).dataset.hostState !== ''
         && performance.timeOrigin >= since
-        && Boolean(document.querySelector('#actions [data-action="openInEditor"]')) !== inEditor, { inEditor, since }).catch(() => false);
+        && Boolean(document.querySelector('#actions [data-action="openInEditor"]')) !== inEditor, { stats: SCREEN_FRAME, inEditor, since }).catch(() => false);
       if (match) return frame;
     }
     return undefined;
@@ -91,11 +91,11 @@ test('the palette offers only what applies; the view\'s … menu; the panel\'s t
 
     // Take Control from the palette: now Hand Back is offered, Take Control is not.
     await runCommand(page, 'Bot Screen: Take Control of the Screen');
-    await waitFor(() => sidebar.evaluate(() => window.botScreen.inControl), 10_000, 100, 'the Screen view to hold control');
+    await waitFor(async () => (await screenStats(sidebar)).inControl, 10_000, 100, 'the Screen view to hold control');
     assert.equal(await paletteHas(page, 'Bot Screen: Hand Control Back to the Agent'), true, 'Hand Back after Take Control');
     assert.equal(await paletteHas(page, 'Bot Screen: Take Control of the Screen'), false, 'no Take Control while holding it');
     await runCommand(page, 'Bot Screen: Hand Control Back to the Agent');
-    await waitFor(async () => !(await sidebar.evaluate(() => window.botScreen.inControl)), 10_000, 100, 'control back with the agent');
+    await waitFor(async () => !(await screenStats(sidebar)).inControl, 10_000, 100, 'control back with the agent');
     assert.equal(await paletteHas(page, 'Bot Screen: Hand Control Back to the Agent'), false, 'no Hand Back once handed back');
 
     // The Screen view's … menu.
@@ -110,14 +110,14 @@ test('the palette offers only what applies; the view\'s … menu; the panel\'s t
     // The editor panel's title buttons: Take Control, then Hand Back, and Save Screenshot.
     await runCommand(page, 'Bot Screen: Open Screen in Editor');
     const panel = await viewerFrame(page, { inEditor: true, what: 'the editor panel' });
-    await waitFor(() => panel.evaluate(() => window.botScreen.connection === 'live'), 30_000, 200, 'the panel to be live');
+    await waitFor(async () => (await screenStats(panel)).connection === 'live', 30_000, 200, 'the panel to be live');
     const button = (label) => page.locator(`.part.editor .editor-group-container.active .editor-actions .action-label[aria-label^="${label}"]`);
     await button('Save Screenshot').waitFor({ timeout: 10_000 });
     await button('Take Control of the Screen').click();
-    await waitFor(() => panel.evaluate(() => window.botScreen.inControl), 10_000, 100, 'the panel to hold control');
+    await waitFor(async () => (await screenStats(panel)).inControl, 10_000, 100, 'the panel to hold control');
     await screenshot(page, 'ui-menus-editor-title');
     await button('Hand Control Back to the Agent').click();
-    await waitFor(async () => !(await panel.evaluate(() => window.botScreen.inControl)), 10_000, 100, 'the panel to hand back');
+    await waitFor(async () => !(await screenStats(panel)).inControl, 10_000, 100, 'the panel to hand back');
     await button('Take Control of the Screen').waitFor({ timeout: 10_000 });
     assert.equal(await button('Hand Control Back to the Agent').count(), 0);
   });
@@ -149,7 +149,7 @@ test('the editor panel opens beside the editor and comes back live after a reloa
     const gone = await viewerFrame(page, { inEditor: true, since: goneAt, what: 'the panel restored after the sandbox went' });
     // Gone (the marker's sandbox is missing) or stopped (the old window already cleared it):
     // either way the view's own words and its Start button, not a blank page.
-    const state = await waitFor(() => gone.evaluate(() => ['gone', 'stopped'].find((s) => s === window.botScreen.hostState)), 90_000, 200, 'the restored panel to say gone or stopped');
+    const state = await waitFor(async () => { const { hostState } = await screenStats(gone); return ['gone', 'stopped'].find((s) => s === hostState); }, 90_000, 200, 'the restored panel to say gone or stopped');
     console.log(`# restored panel after the sandbox went: ${state}: ${await gone.locator('#where').innerText()}`);
     assert.ok((await gone.locator('#where').innerText()).trim().length > 0, 'the panel says where the screen stands');
     assert.equal(await gone.locator('#actions button[data-action="start"]').count(), 1, 'the panel offers Start');

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import {
-  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
+  REPO_ROOT, canvasColorCount, SCREEN_FRAME, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
 } from './harness.mjs';
 import { containersOf, hostProcesses, removeContainersOf, sh, workspaceKey } from './botscreen.mjs';
 
@@ -37,7 +37,7 @@ async function openWindow(userSettings) {
 
 /** The Screen view's frame, once its canvas shows a desktop (a real one: many colours). */
 async function waitForDesktop(page, what) {
-  const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+  const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
   const canvas = await waitFor(async () => {
     const c = await canvasColorCount(frame, { minWidth: WIDTH });
     return c.width === WIDTH && c.height === HEIGHT && c.colors >= 10 ? c : undefined;

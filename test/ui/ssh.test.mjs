@@ -8,7 +8,7 @@ import test from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import {
-  REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
+  REPO_ROOT, canvasColorCount, SCREEN_FRAME, findWebviewFrame, openWorkbench, runCommand, screenshot, startServer, waitFor,
 } from './harness.mjs';
 import { hostProcesses, sh, workspaceKey } from './botscreen.mjs';
 
@@ -44,7 +44,7 @@ test('over SSH: Start Screen shows the SSH host\'s desktop in the Screen view; S
     const { page } = workbench;
     await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
     await runCommand(page, 'Bot Screen: Start Screen');
-    const frame = await findWebviewFrame(page, 'botScreen', 60_000);
+    const frame = await findWebviewFrame(page, SCREEN_FRAME, 60_000);
     await waitFor(async () => {
       const c = await canvasColorCount(frame, { minWidth: 1280 });
       return c.width === 1280 && c.height === 800 && c.colors >= 10;
