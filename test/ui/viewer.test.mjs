@@ -344,3 +344,60 @@ test('docker rm -f under a live screen: the view says the sandbox is gone within
     await win.cleanup();
   }
 });
+
+test('the connection panel opens from the keyboard and shows numbers that grow while the screen draws', { timeout: 240_000 }, async () => {
+  const win = await openWindow();
+  try {
+    const { page } = win;
+    await startScreen(page);
+    const view = await viewerFrame(page, 'view');
+    await waitForDesktop(view, 'Screen view', 120_000);
+    const container = await ourContainer(win);
+    const toggle = view.locator('#connection-toggle');
+    const panel = view.locator('#connection');
+    const value = async (row) => Number((await view.locator(`#connection dd[data-row="${row}"]`).textContent()).replace(/,/g, ''));
+    assert.equal(await panel.isVisible(), false, 'the panel starts closed');
+    assert.equal(await toggle.getAttribute('aria-label'), 'Connection info');
+
+    // Open it from the keyboard: Enter on its button (focused).
+    await toggle.press('Enter');
+    await panel.waitFor({ state: 'visible', timeout: 5_000 });
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+    const labels = (await view.locator('#connection dt').allTextContents()).map((l) => l.trim());
+    assert.deepEqual(labels, ['Connection', 'JPEG quality / compression level', 'Frames drawn per second', 'Received (MB/s)',
+      'Received in total (MB)', 'Connect to first frame (ms)', 'Since the last frame (s)', 'Reconnects']);
+    assert.equal(await view.locator('#connection dd[data-row="connection"]').textContent(), 'live');
+    assert.match(await view.locator('#connection dd[data-row="quality"]').textContent(), /^\d \/ \d$/);
+    assert.ok((await value('firstFrame')) > 0, 'the time to the first frame is shown');
+    assert.equal(await value('reconnects'), 0);
+
+    // While the screen draws a flood, the panel's numbers grow, and so do its data-* attributes.
+    const before = await screenStats(view);
+    const totalBefore = await value('total');
+    startFlood(container);
+    const drawing = await waitFor(async () => {
+      const [rate, frameRate, total] = [await value('rate'), await value('frameRate'), await value('total')];
+      return rate > 0 && frameRate > 0 && total > totalBefore ? { rate, frameRate, total } : undefined;
+    }, 20_000, 250, 'the panel to show the flood');
+    const during = await screenStats(view);
+    console.log(`# connection panel during the flood: ${drawing.frameRate} frames/s, ${drawing.rate} MB/s, ${drawing.total} MB in total`);
+    await screenshot(page, 'ui-viewer-connection-panel');
+    assert.ok(during.framesDrawn > before.framesDrawn && during.framesDrawn > 0, 'frames are counted');
+    assert.ok(during.bytesIn > before.bytesIn && during.bytesIn > 0, 'bytes are counted');
+    assert.ok(during.lastFrameAt >= during.firstFrameAt && during.firstFrameAt >= during.openedAt && during.openedAt > 0);
+    assert.ok(await value('lastFrame') < 5, 'the last frame is recent');
+
+    // Escape closes it; closed, its text stands still while the counters run on.
+    await toggle.press('Escape');
+    await panel.waitFor({ state: 'hidden', timeout: 5_000 });
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+    assert.ok(await view.evaluate(() => document.activeElement?.id === 'connection-toggle'), 'the focus is back on the button');
+    const frozen = await view.locator('#connection dl').textContent();
+    const closedAt = await screenStats(view);
+    await sleep(1500);
+    assert.equal(await view.locator('#connection dl').textContent(), frozen, 'a closed panel does not refresh');
+    assert.ok((await screenStats(view)).bytesIn > closedAt.bytesIn, 'the data-* attributes count on while it is closed');
+  } finally {
+    await win.cleanup();
+  }
+});
