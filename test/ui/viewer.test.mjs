@@ -110,8 +110,11 @@ async function viewerFrame(page, kind, timeoutMs = 30_000) {
   }, timeoutMs, 250, `the ${kind === 'view' ? 'Screen view' : 'editor panel'} frame`);
 }
 
-/** Waits until `frame` shows a desktop (a WIDTHxHEIGHT canvas with many colours). */
-async function waitForDesktop(frame, what, timeoutMs = 45_000) {
+/**
+ * Waits until `frame` shows a desktop (a WIDTHxHEIGHT canvas with many colours). Generous: on a
+ * loaded 2-core machine a new sandbox's Xfce takes close to a minute to paint.
+ */
+async function waitForDesktop(frame, what, timeoutMs = 120_000) {
   return waitFor(async () => {
     const c = await canvasColorCount(frame, { minWidth: WIDTH });
     return c.width === WIDTH && c.height === HEIGHT && c.colors >= 10 ? c : undefined;
@@ -351,7 +354,7 @@ test('the connection panel opens from the keyboard and shows numbers that grow w
     const { page } = win;
     await startScreen(page);
     const view = await viewerFrame(page, 'view');
-    await waitForDesktop(view, 'Screen view', 120_000);
+    await waitForDesktop(view, 'Screen view');
     const container = await ourContainer(win);
     const toggle = view.locator('#connection-toggle');
     const panel = view.locator('#connection');
