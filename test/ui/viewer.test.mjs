@@ -157,7 +157,7 @@ function hostXvnc() {
   });
 }
 
-test('a hidden Screen panel receives no bytes, and shows the screen again quickly when revealed', { timeout: 240_000 }, async () => {
+test('a hidden Screen panel receives no bytes, and shows the screen again quickly when revealed', { timeout: 420_000 }, async () => {
   const win = await openWindow();
   try {
     const { page } = win;
@@ -242,7 +242,7 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
   }
 });
 
-test('the keyboard can be released from the canvas', { timeout: 240_000 }, async () => {
+test('the keyboard can be released from the canvas', { timeout: 420_000 }, async () => {
   const win = await openWindow();
   try {
     const { page } = win;
@@ -292,7 +292,7 @@ test('the keyboard can be released from the canvas', { timeout: 240_000 }, async
   }
 });
 
-test('docker rm -f under a live screen: the view says the sandbox is gone within 2 s', { timeout: 240_000 }, async () => {
+test('docker rm -f under a live screen: the view says the sandbox is gone within 2 s', { timeout: 420_000 }, async () => {
   const win = await openWindow();
   try {
     const { page } = win;
@@ -348,7 +348,7 @@ test('docker rm -f under a live screen: the view says the sandbox is gone within
   }
 });
 
-test('the connection panel opens from the keyboard and shows numbers that grow while the screen draws', { timeout: 240_000 }, async () => {
+test('the connection panel opens from the keyboard and shows numbers that grow while the screen draws', { timeout: 420_000 }, async () => {
   const win = await openWindow();
   try {
     const { page } = win;
