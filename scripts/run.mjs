@@ -6,6 +6,7 @@ import path from 'node:path';
 import {
   REPO_ROOT, canvasColorCount, findWebviewFrame, openWorkbench, screenshot, waitFor,
 } from '../test/ui/harness.mjs';
+import { SCREEN_FRAME } from '../test/ui/botscreen.mjs';
 import { serveForRun } from './serve.mjs';
 
 const check = process.argv.includes('--check');
@@ -45,7 +46,7 @@ if (!check) {
 try {
   const workbench = await openWorkbench(server, { trustTimeoutMs: 30_000 });
   if (!workbench.trustAsked) throw new Error('VS Code did not ask to trust the folder: workspace trust is off');
-  const frame = await findWebviewFrame(workbench.page, 'botScreen', 60_000);
+  const frame = await findWebviewFrame(workbench.page, SCREEN_FRAME, 60_000);
   const canvas = await waitFor(async () => {
     const c = await canvasColorCount(frame, { minWidth: 640 });
     return c.colors >= 10 ? c : undefined;

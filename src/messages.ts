@@ -253,6 +253,17 @@ export function viewStrings(): ViewStrings {
     keyboardCaptured: vscode.l10n.t('Keys go to the screen. Release with Ctrl+Alt+Shift+K.'),
     connecting: vscode.l10n.t('connecting'),
     live: vscode.l10n.t('live'),
+    connectionInfo: vscode.l10n.t('Connection info'),
+    notConnected: vscode.l10n.t('not connected'),
+    disconnected: vscode.l10n.t('disconnected'),
+    statConnection: vscode.l10n.t('Connection'),
+    statQuality: vscode.l10n.t('JPEG quality / compression level'),
+    statFrameRate: vscode.l10n.t('Frames drawn per second'),
+    statRate: vscode.l10n.t('Received (MB/s)'),
+    statTotal: vscode.l10n.t('Received in total (MB)'),
+    statFirstFrame: vscode.l10n.t('Connect to first frame (ms)'),
+    statLastFrame: vscode.l10n.t('Since the last frame (s)'),
+    statReconnects: vscode.l10n.t('Reconnects'),
   };
 }
 

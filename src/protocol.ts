@@ -63,6 +63,18 @@ export interface ViewStrings {
   readonly keyboardCaptured: string;
   readonly connecting: string;
   readonly live: string;
+  /** The connection panel (webview/connectionPanel.ts): its button and its rows. */
+  readonly connectionInfo: string;
+  readonly notConnected: string;
+  readonly disconnected: string;
+  readonly statConnection: string;
+  readonly statQuality: string;
+  readonly statFrameRate: string;
+  readonly statRate: string;
+  readonly statTotal: string;
+  readonly statFirstFrame: string;
+  readonly statLastFrame: string;
+  readonly statReconnects: string;
 }
 
 export type HostToWebview =

@@ -34,12 +34,14 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 <header class="bar">
   <div class="where" id="where"></div>
   <span class="badge" id="badge"></span>
+  <button id="connection-toggle" class="icon" aria-expanded="false" aria-controls="connection"><svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true"><circle cx="8" cy="8" r="6.5" fill="none" stroke="currentColor"/><rect x="7.4" y="7" width="1.2" height="4.5" fill="currentColor"/><circle cx="8" cy="5" r="0.8" fill="currentColor"/></svg></button>
 </header>
 <div class="actions" id="actions"></div>
 <div class="detail" id="detail" hidden></div>
 <div class="control" id="control" hidden><span id="control-text"></span><button id="control-button" class="secondary"></button></div>
 <div class="keyboard" id="keyboard" hidden><span id="keyboard-text"></span><button id="release" class="secondary"></button></div>
 <main class="screen" id="screen" tabindex="-1"></main>
+<section class="connection" id="connection" role="region" tabindex="-1" hidden><dl id="connection-stats"></dl></section>
 <script type="module" nonce="${nonce}" src="${script}"></script>
 </body>
 </html>`;

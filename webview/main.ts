@@ -1,27 +1,15 @@
+// The Screen webview's script: the view's header, actions and bars, and the noVNC session that
+// draws the screen over the host's postMessage relay.
 import RFB from '@novnc/novnc';
-// The same module instance rfb.js imports (esbuild dedupes by path): counting its flips tells
-// when a framebuffer update has really been drawn.
-import Display from '../node_modules/@novnc/novnc/core/display.js';
 import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
 import { createChannel, type PostMessageChannel } from './channel';
+import { ConnectionPanel } from './connectionPanel';
+import { ScreenStats } from './stats';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
 
 const vscode = acquireVsCodeApi();
 const post = (message: WebviewToHost): void => vscode.postMessage(message);
-
-/** Read by the UI tests and the benchmark through the webview frame; never by product code. */
-const probe = {
-  connection: 'idle' as 'idle' | 'connecting' | 'live' | 'closed',
-  inControl: false,
-  hostState: '',
-  connects: 0,
-  framesDrawn: 0,
-  bytesIn: 0,
-  firstFrameAt: 0,
-  lastFrameAt: 0,
-};
-(window as unknown as { botScreen: typeof probe }).botScreen = probe;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const where = $('where');
@@ -35,6 +23,8 @@ const controlBar = $('control');
 const controlText = $('control-text');
 const controlButton = $<HTMLButtonElement>('control-button');
 const screen = $('screen');
+const stats = new ScreenStats($('connection'), (atMs) => post({ type: 'frame', atMs }));
+const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
 /** Whether this viewer's input reaches the screen; noVNC stays view-only otherwise. */
@@ -45,17 +35,6 @@ let channel: PostMessageChannel | undefined;
 let connectRequested = false;
 let retryTimer: number | undefined;
 
-const flip = Display.prototype.flip;
-Display.prototype.flip = function (this: InstanceType<typeof Display>, fromQueue?: boolean) {
-  flip.call(this, fromQueue);
-  probe.framesDrawn++;
-  probe.lastFrameAt = Date.now();
-  if (probe.framesDrawn === 1) {
-    probe.firstFrameAt = Date.now();
-    post({ type: 'frame', atMs: probe.firstFrameAt });
-  }
-};
-
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const message = event.data;
   switch (message.type) {
@@ -63,6 +42,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       strings = message.strings;
       releaseButton.textContent = strings.releaseKeyboard;
       keyboardText.textContent = strings.keyboardCaptured;
+      panel.setStrings(strings);
       render(message.status);
       break;
     case 'status':
@@ -73,7 +53,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'control':
       inControl = message.mine;
-      probe.inControl = message.mine;
+      stats.setInControl(message.mine);
       controlText.textContent = message.label;
       controlButton.textContent = (message.mine ? strings?.handBack : strings?.takeControl) ?? '';
       controlButton.dataset.action = message.mine ? 'handBack' : 'takeControl';
@@ -86,7 +66,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       }
       break;
     case 'rfb':
-      probe.bytesIn += message.data.byteLength;
+      stats.received(message.data.byteLength);
       channel?.deliver(message.data);
       break;
     case 'closed':
@@ -98,7 +78,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
 
 function render(next: ScreenStatusView): void {
   status = next;
-  probe.hostState = next.state;
+  stats.setHostState(next.state);
   where.textContent = next.headline;
   detail.textContent = next.detail;
   detail.hidden = next.detail === '';
@@ -116,7 +96,7 @@ function renderBadge(): void {
   if (!status || !strings) {
     return;
   }
-  const live = status.state === 'running' && probe.connection === 'live';
+  const live = status.state === 'running' && stats.connection === 'live';
   badge.textContent = status.state !== 'running' ? status.stateLabel : live ? strings.live : strings.connecting;
   badge.dataset.state = live ? 'live' : status.state;
 }
@@ -135,7 +115,7 @@ function ensureConnected(): void {
     return;
   }
   connectRequested = true;
-  probe.connection = 'connecting';
+  stats.setConnection('connecting');
   post({ type: 'connect' });
 }
 
@@ -144,9 +124,7 @@ function openSession(): void {
   if (rfb || status?.state !== 'running') {
     return;
   }
-  probe.connects++;
-  probe.framesDrawn = 0;
-  probe.firstFrameAt = 0;
+  stats.sessionOpened();
   channel = createChannel(
     (data) => post({ type: 'rfb', data }),
     () => post({ type: 'disconnect' }),
@@ -157,14 +135,14 @@ function openSession(): void {
   session.resizeSession = false;
   session.background = 'var(--vscode-editor-background)';
   session.addEventListener('connect', () => {
-    probe.connection = 'live';
+    stats.setConnection('live');
     renderBadge();
   });
   session.addEventListener('disconnect', () => {
     if (rfb === session) {
       rfb = undefined;
       channel = undefined;
-      probe.connection = 'closed';
+      stats.setConnection('closed');
       keyboardBar.hidden = true;
       renderBadge();
       // The relay can end while the screen runs on (a hiccup, a killed exec client): the host
@@ -183,7 +161,7 @@ function closeSession(): void {
   rfb = undefined;
   channel = undefined;
   session?.disconnect();
-  probe.connection = 'idle';
+  stats.setConnection('idle');
   keyboardBar.hidden = true;
 }
 

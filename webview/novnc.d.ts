@@ -31,5 +31,7 @@ declare module '@novnc/novnc' {
 declare module '*/core/display.js' {
   export default class Display {
     flip(fromQueue?: boolean): void;
+    /** True while the render queue holds work (an image still decoding, and what follows it). */
+    pending(): boolean;
   }
 }

@@ -136,20 +136,37 @@ export async function reloadWindow(page) {
 }
 
 // ---------------------------------------------------------------------------
-// The Screen webview's probe: the only place that knows how a test reads it.
+// The Screen webview's counters: the only place that knows how a test reads them.
 
-const PROBE = 'botScreen';
+/** What tells a Screen viewer's frame (the sidebar view or the editor panel) apart: its connection panel. */
+export const SCREEN_FRAME = '#connection';
 
 /**
- * What a Screen viewer's webview reports about its connection (connection, inControl, hostState,
- * connects, framesDrawn, bytesIn, firstFrameAt, lastFrameAt), or undefined in a frame that is not
- * a Screen viewer. Throws when the frame is gone.
+ * The Screen viewer's counters, read from its connection panel's data-* attributes (webview/stats.ts;
+ * present whether or not the panel is shown): connection ('idle' | 'connecting' | 'live' | 'closed'),
+ * hostState, inControl, connects, framesDrawn and bytesIn, and the Date.now() of the session's
+ * openedAt, firstFrameAt and lastFrameAt (0 before there is one). Undefined in a frame without one.
  */
-export function screenStats(frame) {
-  return frame.evaluate((name) => (typeof window[name] === 'undefined' ? undefined : { ...window[name] }), PROBE);
+export async function screenStats(frame) {
+  return frame.evaluate((selector) => {
+    const panel = document.querySelector(selector);
+    if (!panel) return undefined;
+    const d = panel.dataset;
+    return {
+      connection: d.state,
+      hostState: d.hostState,
+      inControl: d.inControl === 'true',
+      connects: Number(d.connects),
+      framesDrawn: Number(d.frames),
+      bytesIn: Number(d.bytesIn),
+      openedAt: Number(d.openedAt),
+      firstFrameAt: Number(d.firstFrameAt),
+      lastFrameAt: Number(d.lastFrameAt),
+    };
+  }, SCREEN_FRAME);
 }
 
 /** The frame of a Screen viewer (the side bar view or the editor panel, whichever is found first). */
 export function screenFrame(page, timeoutMs) {
-  return findWebviewFrame(page, PROBE, timeoutMs);
+  return findWebviewFrame(page, SCREEN_FRAME, timeoutMs);
 }

@@ -419,16 +419,21 @@ export async function runCommand(page, title, { timeoutMs = 10_000 } = {}) {
     timeoutMs, 100, `palette to accept "${title}"`);
 }
 
-/** The frame (of any depth) whose window has `globalName`; webview frames reorder, so pick by content. */
-export async function findWebviewFrame(page, globalName, timeoutMs = 30_000) {
+/**
+ * The frame (of any depth) that has `what`: a global's name (`acquireVsCodeApi`), or a CSS selector
+ * starting with `#` (`SCREEN_FRAME`, the Screen view's connection panel); webview frames reorder,
+ * so pick by content.
+ */
+export async function findWebviewFrame(page, what, timeoutMs = 30_000) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const has = await frame.evaluate((name) => typeof window[name] !== 'undefined', globalName).catch(() => false);
+      const has = await frame.evaluate((name) => (name.startsWith('#') ? document.querySelector(name) !== null : typeof window[name] !== 'undefined'), what)
+        .catch(() => false);
       if (has) return frame;
     }
     return undefined;
-  }, timeoutMs, 250, `a frame with window.${globalName}`);
+  }, timeoutMs, 250, `a frame with ${what.startsWith('#') ? what : `window.${what}`}`);
 }
 
 /**
