@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { DEVTOOLS_PORT, openBrowserArgv } from '../core/actions/chromium';
 import { withEnv } from '../core/actions/sessionExec';
+import { failureDetail } from '../core/failure';
 import { refusalLog, supported, type Refusal } from '../core/loopbackGuard';
 import { run } from '../core/runner';
 import type { Command, RunningScreen } from './table';
@@ -33,7 +34,7 @@ export function browserCommands(ctx: Ctx): Command[] {
 async function openBrowser(ctx: Ctx, target: RunningScreen): Promise<void> {
   const result = await run(target.sandbox.exec(withEnv(target.screen.env, openBrowserArgv()), { interactive: false }), { timeoutMs: 20_000 });
   if (result.exitCode !== 0) {
-    const detail = (result.stderr || result.stdout).trim() || (result.timedOut ? 'timed out' : `exit ${result.exitCode}`);
+    const detail = failureDetail(result);
     ctx.log.error(`opening the browser failed: ${detail}`);
     void vscode.window.showErrorMessage(vscode.l10n.t('Could not open the browser on the screen: {0}', detail));
     return;

@@ -4,6 +4,7 @@
  * `ActionFailed` naming what failed. Shared by the agent's actions, screenshots and the person's
  * browser command.
  */
+import { failureDetail } from '../failure';
 import type { PublishedScreen } from '../launcher';
 import type { RunResult } from '../runner';
 
@@ -43,9 +44,7 @@ export class ActionFailed extends Error {
 /** Throws `ActionFailed` unless `result` is a successful exit. */
 export function must(what: string, result: RunResult): void {
   if (result.exitCode !== 0) {
-    const detail = result.timedOut
-      ? 'timed out'
-      : result.spawnError ?? (result.stderr.trim().split('\n').slice(-3).join(' ').slice(0, 300) || `exit code ${String(result.exitCode)}`);
-    throw new ActionFailed(what, detail);
+    // A timed-out action's partial output says less than that it timed out.
+    throw new ActionFailed(what, result.timedOut ? 'timed out' : failureDetail(result, { lines: 3, maxChars: 300 }));
   }
 }
