@@ -1,3 +1,4 @@
+// Who controls the screen, as this window sees it: the lease cached for the input gate, with context keys.
 import * as vscode from 'vscode';
 import { LeaseStore, type Lease } from './core/lease';
 import { Disposable, toDisposable } from './core/lifecycle';

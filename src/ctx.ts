@@ -1,3 +1,4 @@
+// The extension's context: the one owner of its objects and their disposal.
 import * as vscode from 'vscode';
 import { Control } from './control';
 import { PortForwarder } from './core/forward';

@@ -1,3 +1,4 @@
+// One Screen viewer (side bar view or editor panel) bound to the screen: its relay, input gate and messages.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Control } from './control';

@@ -1,3 +1,4 @@
+// The Screen webview's HTML and its content security policy.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 

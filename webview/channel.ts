@@ -1,3 +1,4 @@
+// The WebSocket-shaped channel over postMessage that noVNC reads the relay's bytes from.
 import type { RawChannel } from '@novnc/novnc';
 
 /**

@@ -1,3 +1,4 @@
+// The browser command family: Open Browser on Screen and Copy DevTools URL (a forward of the sandbox's DevTools port).
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { DEVTOOLS_PORT, openBrowserArgv } from '../core/actions/chromium';

@@ -1,3 +1,4 @@
+// The external-viewer command: the screen's RFB on a loopback port only this user may use, for native VNC viewers.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';

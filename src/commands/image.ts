@@ -1,3 +1,4 @@
+// The sandbox image command family: Build Sandbox Image, and the Switch / Keep answers to an image change.
 import * as vscode from 'vscode';
 import { ScreenError } from '../core/problem';
 import { SANDBOX_CONTEXT_HASH, SANDBOX_IMAGE, imageId, isOwnImage, startBuild, type BuildResult } from '../core/sandboxImage';

@@ -1,3 +1,4 @@
+// The Save Screenshot command (the capture and the file are ../saveScreenshot.ts).
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { saveScreenshot } from '../saveScreenshot';

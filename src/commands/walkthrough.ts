@@ -1,3 +1,4 @@
+// The walkthrough's glue: the Check Runtime command and the context keys that complete its steps.
 import * as vscode from 'vscode';
 import { probeEngine } from '../core/backends/docker';
 import { SANDBOX_IMAGE, imageId } from '../core/sandboxImage';

@@ -1,3 +1,4 @@
+// The launcher's commands (bootstrap + launcher.sh on stdin) for each mode, and parsers of what it prints.
 import BOOTSTRAP from './bootstrap.sh';
 import LAUNCHER_SCRIPT from './launcher.sh';
 import type { Command } from './command';

@@ -1,3 +1,4 @@
+// The bridge's pump: a relay's stdout coalesced into webview posts, with backpressure by unanswered posts.
 import type { Readable } from 'node:stream';
 
 export interface PumpOptions {

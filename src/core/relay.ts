@@ -1,3 +1,4 @@
+// The in-sandbox RFB relay: its command, and how a relay stream ends with its last bytes delivered.
 import RELAY_SOURCE from './relay.py';
 import type { Command } from './command';
 import type { StreamProcess } from './runner';

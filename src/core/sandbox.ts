@@ -1,3 +1,4 @@
+// The Sandbox: a place that can run argv (this machine, or inside a sandbox), as a backend hands it over.
 import type { Command } from './command';
 import type { BackendName } from './placement';
 
