@@ -474,7 +474,6 @@ async function main() {
     const [containerId] = containersOf(server.workspace);
     if (!containerId) throw new Error('Start Screen made no container');
     const sandbox = new Sandbox(containerId);
-    geometry = sandbox.values.BOTSCREEN_GEOMETRY ?? '';
     try {
       sandbox.exec(['xfconf-query', '-c', 'xfce4-terminal', '-p', '/misc-cursor-blinks', '-n', '-t', 'bool', '-s', 'false']);
     } catch (err) { log(`could not stop the cursor blinking (key latencies may catch blinks): ${err.message}`); }
@@ -488,6 +487,9 @@ async function main() {
     await viewerA.closeSideBar();
     await sleep(1000);
     const size = await viewerA.frame.evaluate(() => ({ width: window.innerWidth, height: window.innerHeight }));
+    // The desktop's size, as noVNC's canvas holds it (the env file does not carry it).
+    geometry = await viewerA.frame.evaluate(() => [...document.querySelectorAll('canvas')]
+      .map((c) => `${c.width}×${c.height}`).find((g) => g !== '0×0') ?? '');
     await viewerA.close();
 
     const bridge = await startPeerBridge(dir, relayArgv);
