@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { CACHE_DIR, CHROMIUM_PATH, REPO_ROOT, SERVER_MAIN, focusWorkbench, openWorkbench, screenshot, startServer, waitFor } from '../ui/harness.mjs';
-import { VSIX, containersOf, removeContainersOf } from '../ui/botscreen.mjs';
+import { VSIX, containersOf, removeContainersOf, screenStats } from '../ui/botscreen.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3); // windows per side and workload
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10) * 1000;
@@ -36,16 +36,14 @@ const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 const ORDER = Array.from({ length: 2 * RUNS }, (_, i) => ['A', 'B', 'B', 'A'][i % 4]);
 
 // ---------------------------------------------------------------------------------------------
-// What A's webview tells: the only place the benchmark reads the product's own counters. Today
-// the webview publishes `window.botScreen`; when it moves to data-* attributes on its connection
-// panel, change this function alone. (Frames and keys are counted by counters.js on both sides.)
+// What A's webview tells: the only place the benchmark reads the product's own counters (the
+// connection panel's data-* attributes, through screenStats). Frames and keys are counted by
+// counters.js on both sides.
 
 /** @returns {Promise<{ bytesIn?: number }>} */
 async function webviewCounters(frame) {
-  return frame.evaluate(() => {
-    const probe = /** @type {any} */ (window).botScreen;
-    return { bytesIn: typeof probe?.bytesIn === 'number' ? probe.bytesIn : undefined };
-  });
+  const stats = await screenStats(frame).catch(() => undefined);
+  return { bytesIn: Number.isFinite(stats?.bytesIn) ? stats.bytesIn : undefined };
 }
 
 // ---------------------------------------------------------------------------------------------
