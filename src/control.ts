@@ -1,6 +1,6 @@
 // Who controls the screen, as this window sees it: the lease cached for the input gate, with context keys.
 import * as vscode from 'vscode';
-import { LeaseStore, type Lease } from './core/lease';
+import { LeaseStore, viewerHolds, type Lease } from './core/lease';
 import { Disposable, toDisposable } from './core/lifecycle';
 
 const REREAD_MS = 500;
@@ -33,7 +33,7 @@ export class Control extends Disposable {
 
   /** True only while this very viewer holds control (the input gate's question). */
   viewerHolds(viewerId: string): boolean {
-    return this.lease.holder === 'human' && this.lease.unreadable === undefined && this.lease.viewerId === viewerId;
+    return viewerHolds(this.lease, viewerId);
   }
 
   take(viewerId: string): Lease {

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
-import { ScreenError, type Problem } from './core/problem';
+import { problemOf, type Problem } from './core/problem';
 import type { Ctx } from './ctx';
 import { BUILD_IMAGE_COMMAND, INSTALL_DOCKER_URL, START_DOCKER_URL, fixesFor, fixLabel, type Fix } from './fixes';
 import { fixStrings, hostName, hostPlace, problemMessage } from './messages';
@@ -23,7 +23,7 @@ export async function report(ctx: Ctx, action: () => Promise<unknown>, retryComm
   try {
     await action();
   } catch (err) {
-    const problem: Problem = err instanceof ScreenError ? err.problem : { code: 'commandFailed', what: retryCommand, detail: String(err) };
+    const problem = problemOf(err, retryCommand);
     await showProblem({ log: ctx.log, manifest: ctx.extension.extension.packageJSON, retryCommand }, problem);
   }
 }

@@ -5,9 +5,9 @@
  * person's own screenshot, so the agent's control lease does not apply.
  */
 import * as vscode from 'vscode';
-import type { RunningScreen } from './commands/table';
 import { captureScreenshot } from './core/actions/screenshot';
 import { errorMessage } from './core/problem';
+import type { RunningScreen } from './core/screen';
 import type { Ctx } from './ctx';
 
 /** Takes the screenshot of the running screen and saves it to `target`, or where the save dialog says; the saved file's Uri. */

@@ -9,7 +9,7 @@ import { RfbPump } from './core/pump';
 import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
-import { problemOf } from './core/problem';
+import { errorMessage, ScreenError } from './core/problem';
 import { controlLabel, problemMessage, statusWords, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
 import { statusView } from './statusView';
@@ -79,6 +79,9 @@ export class ScreenWebview extends Disposable {
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
   override dispose(): void {
+    if (this.isDisposed) {
+      return; // the panel's own dispose and its owner's both end here
+    }
     this.releaseHeld(); // before the hand back: the agent's next action finds nothing pressed
     this.control.handBack(this.viewerId);
     this.closeRelay('');
@@ -126,7 +129,7 @@ export class ScreenWebview extends Disposable {
     try {
       relay = this.controller.openRelay();
     } catch (err) {
-      const reason = problemMessage(problemOf(err, 'openRelay'));
+      const reason = err instanceof ScreenError ? problemMessage(err.problem) : errorMessage(err);
       this.post({ type: 'closed', reason });
       return;
     }

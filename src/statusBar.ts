@@ -98,9 +98,6 @@ export class PlacementStatusBar extends Disposable {
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
         : undefined;
     const tooltip = new vscode.MarkdownString('', true);
-    tooltip.isTrusted = {
-      enabledCommands: ['botScreen.start', 'botScreen.stop', 'botScreen.openInEditor', 'botScreen.showLogs', 'botScreen.takeControl', 'botScreen.handBack'],
-    };
     tooltip.appendMarkdown(`**${vscode.l10n.t('Bot Screen')}**: ${stateLabel(status.state)}\n\n`);
     tooltip.appendText(`${placementHeadline(placement)} (${placement ? placementLabel(placement) : 'refused'})`);
     if (status.state === 'running' && status.screen) {
@@ -117,19 +114,19 @@ export class PlacementStatusBar extends Disposable {
       tooltip.appendMarkdown('\n\n');
       tooltip.appendText(problemMessage(status.problem));
     }
-    const links = [
-      status.state === 'running'
-        ? `[$(debug-stop) ${vscode.l10n.t('Stop Screen')}](command:botScreen.stop)`
-        : `[$(play) ${vscode.l10n.t('Start Screen')}](command:botScreen.start)`,
+    const links: readonly (readonly [command: string, icon: string, label: string])[] = [
+      status.state === 'running' ? ['botScreen.stop', 'debug-stop', vscode.l10n.t('Stop Screen')] : ['botScreen.start', 'play', vscode.l10n.t('Start Screen')],
       ...(status.state !== 'running'
         ? []
         : this.control.humanHolds()
-          ? [`[$(lock) ${vscode.l10n.t('Hand back')}](command:botScreen.handBack)`]
-          : [`[$(unlock) ${vscode.l10n.t('Take control')}](command:botScreen.takeControl)`]),
-      `[$(window) ${vscode.l10n.t('Open Screen in Editor')}](command:botScreen.openInEditor)`,
-      `[$(output) ${vscode.l10n.t('Show Logs')}](command:botScreen.showLogs)`,
+          ? [['botScreen.handBack', 'lock', vscode.l10n.t('Hand back')] as const]
+          : [['botScreen.takeControl', 'unlock', vscode.l10n.t('Take control')] as const]),
+      ['botScreen.openInEditor', 'window', vscode.l10n.t('Open Screen in Editor')],
+      ['botScreen.showLogs', 'output', vscode.l10n.t('Show Logs')],
     ];
-    tooltip.appendMarkdown(`\n\n${links.join(' · ')}`);
+    // Exactly the commands linked here may run from the tooltip.
+    tooltip.isTrusted = { enabledCommands: links.map(([command]) => command) };
+    tooltip.appendMarkdown(`\n\n${links.map(([command, icon, label]) => `[$(${icon}) ${label}](command:${command})`).join(' · ')}`);
     this.item.tooltip = tooltip;
     this.item.show();
   }

@@ -3,6 +3,7 @@
  * machine, and the Screen view's fix buttons.
  */
 import * as vscode from 'vscode';
+import { makesSandboxFromImage } from '../core/backends/registry';
 import { backendSetting } from '../core/problem';
 import type { Ctx } from '../ctx';
 import { hostPlace } from '../messages';
@@ -55,7 +56,7 @@ function installHostDesktop(ctx: Ctx): void {
   if (placement?.where !== 'host') {
     const backend = placement?.backend ?? 'docker';
     void vscode.window.showErrorMessage(
-      ['docker', 'podman', 'apptainer'].includes(backend)
+      makesSandboxFromImage(backend)
         ? vscode.l10n.t('The screen lives inside the sandbox, not {0}: give the sandbox the desktop image {1} ("{2}") instead of installing a desktop here.', hostPlace(), DEFAULT_IMAGE, backendSetting(backend, 'image'))
         : vscode.l10n.t('The screen lives inside the sandbox, not {0}: install the desktop (TigerVNC, Xfce, python3) in the sandbox instead.', hostPlace()),
     );

@@ -6,10 +6,11 @@
  * `createCommands()`; each command family file returns its entries from `(ctx) => Command[]`.
  */
 import * as vscode from 'vscode';
+import type { RunningScreen } from '../core/screen';
 import type { Ctx } from '../ctx';
 
 /** The running screen a command acts on. */
-export type RunningScreen = NonNullable<ReturnType<Ctx['controller']['runningSandbox']>>;
+export type { RunningScreen };
 
 interface CommandBase {
   readonly id: string;
@@ -22,7 +23,7 @@ export type Command =
   | (CommandBase & { readonly needsScreen: true; readonly run: (screen: RunningScreen, ...args: unknown[]) => unknown });
 
 /** A command family: its commands, and whatever they share set up for this context. */
-export type CommandFamily = (ctx: Ctx) => readonly Command[];
+type CommandFamily = (ctx: Ctx) => readonly Command[];
 
 export function registerCommands(ctx: Ctx, families: readonly CommandFamily[]): void {
   for (const command of families.flatMap((family) => family(ctx))) {

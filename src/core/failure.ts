@@ -11,6 +11,11 @@ export interface DetailOptions {
   readonly lines?: number;
   /** Keep at most this many characters, from the end (where CLIs put the reason). */
   readonly maxChars?: number;
+  /**
+   * Only stderr counts: for programs whose stdout is data (a screenshot's base64, xdotool's
+   * output), never words for a person. A timeout then says so before any partial stderr.
+   */
+  readonly stderrOnly?: boolean;
 }
 
 /**
@@ -18,7 +23,10 @@ export interface DetailOptions {
  * spawn error, or the exit code.
  */
 export function failureDetail(result: RunResult, options: DetailOptions = {}): string {
-  const text = (result.stderr || result.stdout).trim();
+  if (options.stderrOnly && result.timedOut) {
+    return 'timed out';
+  }
+  const text = (options.stderrOnly ? result.stderr : result.stderr || result.stdout).trim();
   const kept = options.lines === undefined ? text : text.split('\n').filter((line) => line.trim() !== '').slice(-options.lines).join(' ');
   return kept.slice(-(options.maxChars ?? 1000)) || (result.timedOut ? 'timed out' : result.spawnError ?? `exit ${result.exitCode}`);
 }

@@ -121,6 +121,11 @@ export function publicView(lease: Lease): PublicLease {
   return view;
 }
 
+/** Whether `lease` gives the screen's input to this viewer (a lease we cannot read gives it to nobody). */
+export function viewerHolds(lease: Lease, viewerId: string): boolean {
+  return lease.holder === 'human' && lease.unreadable === undefined && lease.viewerId === viewerId;
+}
+
 /** First 12 hex characters of sha256(viewerId). */
 export function viewerHash(viewerId: string): string {
   return createHash('sha256').update(viewerId, 'utf8').digest('hex').slice(0, 12);
@@ -228,8 +233,7 @@ export class LeaseStore {
 
   /** True only while this very viewer holds control. */
   viewerMayInput(viewerId: string): boolean {
-    const lease = this.read();
-    return lease.holder === 'human' && lease.unreadable === undefined && lease.viewerId === viewerId;
+    return viewerHolds(this.read(), viewerId);
   }
 
   publicView(lease: Lease = this.read()): PublicLease {

@@ -32,6 +32,11 @@ export abstract class Disposable implements DisposableLike {
   private readonly owned: DisposableLike[] = [];
   private disposed = false;
 
+  /** Whether dispose() ran: a subclass's own teardown runs once, however often it is called. */
+  protected get isDisposed(): boolean {
+    return this.disposed;
+  }
+
   /** Makes `child` live exactly as long as this object; returns it. */
   register<T extends DisposableLike>(child: T): T {
     if (this.disposed) {

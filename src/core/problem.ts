@@ -1,5 +1,6 @@
 /**
- * Why a screen cannot run, as data (Problem), and the error that carries it (ScreenError).
+ * Why a screen cannot run, as data (Problem), the error that carries it (ScreenError), and the
+ * questions a start must ask first (StartQuestion, carried by a `needsConsent` problem).
  */
 
 /** A decision a start must not take alone (see consent.ts), carried by a `needsConsent` problem. */
@@ -120,7 +121,7 @@ export function errorMessage(err: unknown): string {
 
 /**
  * Anything thrown, as a problem: a ScreenError's own, else `what` failed with the error's
- * message. The one place an error becomes what the user is told.
+ * message: how anything thrown becomes what the user is told (problemMessage words it).
  */
 export function problemOf(err: unknown, what: string): Problem {
   return err instanceof ScreenError ? err.problem : { code: 'commandFailed', what, detail: errorMessage(err) };

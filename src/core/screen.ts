@@ -33,6 +33,12 @@ export interface BackendFactory {
   backendFor(placement: Placement, settings: ScreenSettings, log: Logger): SandboxBackend | undefined;
 }
 
+/** A running screen and the sandbox it runs in: what every action on the screen needs. */
+export interface RunningScreen {
+  readonly sandbox: Sandbox;
+  readonly screen: PublishedScreen;
+}
+
 export interface ScreenStatus {
   readonly state: ScreenState;
   readonly placement: Placement | undefined;
@@ -124,7 +130,7 @@ export class ScreenController {
   }
 
   /** The running screen and the sandbox hosting it, for actions that run on the screen. */
-  runningSandbox(): { readonly sandbox: Sandbox; readonly screen: PublishedScreen } | undefined {
+  runningSandbox(): RunningScreen | undefined {
     const screen = this.current.screen;
     return this.current.state === 'running' && this.live && screen ? { sandbox: this.live.sandbox, screen } : undefined;
   }
@@ -215,33 +221,42 @@ export class ScreenController {
         // settingsTarget is undefined only for a refused placement, which failed above.
         this.fail('refused', placement, { code: 'refused', backend: settings.backendRaw });
       }
-      const { sandbox } = target;
-      const { command, input } = launcherCommand(sandbox, settings.workspaceKey, {
-        mode: 'start',
-        geometry: settings.geometry,
-        timeoutSeconds: START_TIMEOUT_S,
-      });
-      this.log.info(`starting the screen in ${sandbox.name} (${settings.geometry})`);
-      const result = await this.run(command, { input, timeoutMs: (START_TIMEOUT_S + 15) * 1000 });
-      const screen = result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
-      if (screen) {
-        this.log.info(`screen ${screen.display} ${screen.adopted ? 'adopted' : 'started'} (launcher pid ${screen.pid}) in ${sandbox.name}`);
-        this.running(target, screen);
-        return this.current;
+      try {
+        const { sandbox } = target;
+        const { command, input } = launcherCommand(sandbox, settings.workspaceKey, {
+          mode: 'start',
+          geometry: settings.geometry,
+          timeoutSeconds: START_TIMEOUT_S,
+        });
+        this.log.info(`starting the screen in ${sandbox.name} (${settings.geometry})`);
+        const result = await this.run(command, { input, timeoutMs: (START_TIMEOUT_S + 15) * 1000 });
+        const screen = result.exitCode === 0 ? parsePublished(result.stdout) : undefined;
+        if (screen) {
+          this.log.info(`screen ${screen.display} ${screen.adopted ? 'adopted' : 'started'} (launcher pid ${screen.pid}) in ${sandbox.name}`);
+          this.running(target, screen);
+          return this.current;
+        }
+        if (result.exitCode === EXIT_MISSING_BINARIES) {
+          const setting = sandbox.onHost ? undefined : target.backend.imageSetting;
+          this.fail('blocked', placement, { code: 'missingBinaries', onHost: sandbox.onHost, names: parseMissing(result.stdout), setting });
+        }
+        if ((await target.backend.liveness(sandbox)) === 'gone') {
+          this.fail('gone', placement, { code: 'sandboxGone' });
+        }
+        if (result.exitCode === EXIT_START_TIMEOUT) {
+          // The launcher's log belongs in the log channel; the notification only points there.
+          this.log.error(`the screen did not come up within ${START_TIMEOUT_S} s; launcher log:\n${result.stderr.trim()}`);
+          this.fail('error', placement, { code: 'startTimeout', log: result.stderr.trim() });
+        }
+        this.fail('error', placement, commandFailed('launcher', result));
+      } catch (err) {
+        // Whatever threw past the failure path above (a liveness probe that could not run, a
+        // marker that could not be written) still ends the start: never left in `starting`.
+        if (this.current.state === 'starting') {
+          this.fail('error', placement, problemOf(err, 'start'));
+        }
+        throw err;
       }
-      if (result.exitCode === EXIT_MISSING_BINARIES) {
-        const setting = sandbox.onHost ? undefined : target.backend.imageSetting;
-        this.fail('blocked', placement, { code: 'missingBinaries', onHost: sandbox.onHost, names: parseMissing(result.stdout), setting });
-      }
-      if ((await target.backend.liveness(sandbox)) === 'gone') {
-        this.fail('gone', placement, { code: 'sandboxGone' });
-      }
-      if (result.exitCode === EXIT_START_TIMEOUT) {
-        // The launcher's log belongs in the log channel; the notification only points there.
-        this.log.error(`the screen did not come up within ${START_TIMEOUT_S} s; launcher log:\n${result.stderr.trim()}`);
-        this.fail('error', placement, { code: 'startTimeout', log: result.stderr.trim() });
-      }
-      this.fail('error', placement, commandFailed('launcher', result));
     });
   }
 

@@ -96,7 +96,7 @@ test('agent tools through vscode.lm.invokeTool in the real extension host', { ti
       // that is refused anyway).
       const { dialogs } = questions;
       console.log(`# ${dialogs.length} tool questions answered: ${[...new Set(dialogs.map((d) => d.title))].join(' | ')}`);
-      // What the questions say is checked in the extension host (prepareToolInvocation, above);
+      // What the questions say is checked in the extension host (each tool's prepareInvocation, test/vscode/agentTools.ts);
       // VS Code 1.99.3 invoked outside a chat ran the tools without showing them here.
       assert.deepEqual(dialogs.filter((d) => !/^(Open a web page|Type|Press keys) on the Bot Screen\?$/.test(d.title)), [], 'no other question');
       assert.ok(!dialogs.some((d) => /nosuchkey|file:\/\/\/etc\/passwd|x{10000}/.test(d.detail)), 'rejected input asks nothing');

@@ -2,7 +2,8 @@
 // its command titles and labels (package.json, package.nls*.json, l10n/), the key it gives a
 // workspace (src/core/workspaceKey.ts, which names its container and runtime dir), its sandbox
 // containers, the window every UI test opens with it installed, and the one reader of the Screen
-// webview's test probe. How to drive VS Code in general is in test/ui/harness.mjs.
+// webview's counters (its connection panel's data-* attributes). How to drive VS Code in general
+// is in test/ui/harness.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,7 +1,7 @@
 // Drives a real VS Code (the VS Code Server 1.99.3 web workbench, installed by
 // scripts/install-test-vscode.sh) with Debian's chromium through playwright-core.
 // Used by the UI tests: `node --test test/ui/*.test.mjs`. What the tests know about Bot Screen
-// itself (its window, labels, workspace key, webview probe) is in test/ui/botscreen.mjs.
+// itself (its window, labels, workspace key, connection-panel counters) is in test/ui/botscreen.mjs.
 //
 // Everything a test starts is ended by server.stop() / workbench.close(); a process
 // exit handler kills whatever a failed test left behind.

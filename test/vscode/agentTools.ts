@@ -5,7 +5,7 @@
 // The workbench ignores run()'s outcome (the exit code is 0 even when it throws), so every check is
 // recorded in a JSON result file ($BOTSCREEN_EHT_RESULT) that the driver reads; a missing file is a
 // failure there.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,7 +15,8 @@ import { AGENT_TOOLS } from '../../src/lm/tools';
 import { KeyTool } from '../../src/lm/tools/keyTool';
 import { OpenUrlTool } from '../../src/lm/tools/openUrlTool';
 import { TypeTool } from '../../src/lm/tools/typeTool';
-import { hostProcesses, sh } from '../support/env';
+import { workspaceKey } from '../../src/settings';
+import { hostProcesses, sh, sleep, waitFor } from '../support/process';
 
 interface CaseResult {
   readonly name: string;
@@ -36,28 +37,12 @@ function check(condition: unknown, message: string): asserts condition {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const started = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await sleep(100);
-  }
-}
 
 async function invoke(name: string, input: object): Promise<string> {
   const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined });
   return result.content
     .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : `[${(part as object)?.constructor?.name ?? typeof part}]`))
     .join('\n');
-}
-
-function workspaceKey(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? 'no-workspace';
-  return createHash('sha256').update(folder).digest('hex').slice(0, 12);
 }
 
 function container(): string {
@@ -82,7 +67,7 @@ export async function run(): Promise<void> {
     const extension = vscode.extensions.getExtension('botscreen.bot-screen');
     check(extension, 'the extension under test is not loaded');
     await extension.activate();
-    await waitFor(() => TOOLS.every((name) => vscode.lm.tools.some((t) => t.name === name)), 30_000, 'the tools to be registered');
+    await waitFor(() => TOOLS.every((name) => vscode.lm.tools.some((t) => t.name === name)), 30_000, 100, 'the tools to be registered');
     const globalStorage = fs.readFileSync(path.join(path.dirname(resultFile), 'global-storage'), 'utf8').trim();
     const leases = new LeaseStore(path.join(globalStorage, 'leases'), workspaceKey());
 
@@ -153,24 +138,24 @@ export async function run(): Promise<void> {
         const open = async (title: string, at: string) => {
           sh('docker', ['exec', '-d', '-u', 'pn', id, 'env', ...display, 'xfce4-terminal', '--disable-server', `--title=${title}`, `--geometry=60x10${at}`]);
           let found = '';
-          await waitFor(() => (found = inSandbox('xdotool', 'search', '--onlyvisible', '--name', `^${title}$`).trim().split('\n')[0]) !== '', 20_000, title);
+          await waitFor(() => (found = inSandbox('xdotool', 'search', '--onlyvisible', '--name', `^${title}$`).trim().split('\n')[0]) !== '', 20_000, 100, title);
           return found;
         };
         const win = await open(`eht-a-${tag}`, '+60+80');
         const other = await open(`eht-b-${tag}`, '+500+330');
-        await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === other, 5000, 'the newer terminal to have the focus');
+        await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === other, 5000, 100, 'the newer terminal to have the focus');
         await sleep(500);
         const geometry = Object.fromEntries(inSandbox('xdotool', 'getwindowgeometry', '--shell', win).trim().split('\n').map((l) => l.split('=')));
         const x = Number(geometry.X) + Math.floor(Number(geometry.WIDTH) / 2);
         const y = Number(geometry.Y) + Math.floor(Number(geometry.HEIGHT) / 2);
         const clicked = await invoke('bot-screen_click', { x, y });
         check(/^Clicked the left button at/.test(clicked), `click result: ${clicked}`);
-        await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === win, 5000, 'the click to focus the terminal');
+        await waitFor(() => inSandbox('xdotool', 'getactivewindow').trim() === win, 5000, 100, 'the click to focus the terminal');
         const file = `/tmp/typed-by-agent-${tag}`;
         const typed = await invoke('bot-screen_type', { text: `echo hi > ${file}` });
         check(/^Typed \d+ characters/.test(typed), `type result: ${typed}`);
         check(/^Pressed Return/.test(await invoke('bot-screen_key', { chord: 'enter' })), 'key result');
-        await waitFor(() => exists(file), 10_000, `${file} in the sandbox`);
+        await waitFor(() => exists(file), 10_000, 100, `${file} in the sandbox`);
         check(sh('docker', ['exec', id, 'cat', file]) === 'hi\n', 'the file holds what the command wrote');
       }],
       ['bad input gives clear errors and sends nothing', async () => {
@@ -236,7 +221,7 @@ export async function run(): Promise<void> {
           const opened = await invoke('bot-screen_open_url', { url: `http://127.0.0.1:9/eht-${tag}` });
           check(/^Opened http:\/\/127\.0\.0\.1:9\/eht-/.test(opened), `open_url: ${opened}`);
           await waitFor(() => sh('docker', ['exec', id, 'pgrep', '-f', `eht-${tag}`]).trim() !== '' ||
-            sh('docker', ['exec', id, 'pgrep', '-f', 'botscreen-browser']).trim() !== '', 20_000, 'chromium in the sandbox');
+            sh('docker', ['exec', id, 'pgrep', '-f', 'botscreen-browser']).trim() !== '', 20_000, 100, 'chromium in the sandbox');
           check(/^Scrolled down by 2/.test(await invoke('bot-screen_scroll', { x: 200, y: 200, direction: 'down', amount: 2 })), 'scroll');
           check(/^Dragged/.test(await invoke('bot-screen_drag', { from: { x: 300, y: 300 }, to: { x: 320, y: 330 } })), 'drag');
           check(pointer() === 'x:320 y:330', `drag ends at its target (${pointer()})`);
@@ -266,7 +251,7 @@ export async function run(): Promise<void> {
         // The user's own setting: a workspace's backend is ignored (it picks what runs here).
         await config.update('sandbox.backend', 'modal', vscode.ConfigurationTarget.Global);
         try {
-          await waitFor(() => vscode.workspace.getConfiguration('botScreen').get('sandbox.backend') === 'modal', 5000, 'the setting');
+          await waitFor(() => vscode.workspace.getConfiguration('botScreen').get('sandbox.backend') === 'modal', 5000, 100, 'the setting');
           for (const [name, input] of [['bot-screen_screenshot', {}], ['bot-screen_click', { x: 1, y: 1 }]] as const) {
             const text = await invoke(name, input);
             check(

@@ -139,7 +139,7 @@ export class AgentActionRunner {
         }
         const running = runStoppable(sandbox.exec(withEnv(display, stoppableArgv(argv)), { interactive: true }), { timeoutMs, stopGraceMs: STOP_GRACE_MS });
         let stopped = false;
-        const unwatch = this.watch(start, options.signal, () => {
+        const watch = this.watch(start, options.signal, () => {
           stopped = true;
           running.stop();
         });
@@ -147,7 +147,7 @@ export class AgentActionRunner {
         try {
           result = await running.result;
         } finally {
-          unwatch();
+          watch.dispose();
         }
         if (stopped) {
           this.lease.assertAgentStillActs(start);
@@ -177,9 +177,9 @@ export class AgentActionRunner {
 
   /**
    * Calls `stop` once, as soon as control changes hands after `start` (this process's transitions
-   * at once, other processes' within CONTROL_POLL_MS) or `signal` aborts. Returns the unwatch.
+   * at once, other processes' within CONTROL_POLL_MS) or `signal` aborts, until disposed.
    */
-  private watch(start: Lease, signal: AbortSignal | undefined, stop: () => void): () => void {
+  private watch(start: Lease, signal: AbortSignal | undefined, stop: () => void): DisposableLike {
     let watching = true;
     const end = () => {
       watching = false;
@@ -203,7 +203,7 @@ export class AgentActionRunner {
     const subscription = this.lease.onTransition?.(check);
     const timer = setInterval(check, CONTROL_POLL_MS);
     signal?.addEventListener('abort', fire, { once: true });
-    return end;
+    return { dispose: end };
   }
 
   /** The running screen, started on demand under a sandbox placement; else why not. */

@@ -21,7 +21,7 @@ export interface Screenshot {
   readonly height: number;
 }
 
-export function screenshotArgv(): string[] {
+function screenshotArgv(): string[] {
   return ['python3', '-c', SCREENSHOT_SCRIPT];
 }
 

@@ -44,7 +44,6 @@ export class ActionFailed extends Error {
 /** Throws `ActionFailed` unless `result` is a successful exit. */
 export function must(what: string, result: RunResult): void {
   if (result.exitCode !== 0) {
-    // A timed-out action's partial output says less than that it timed out.
-    throw new ActionFailed(what, result.timedOut ? 'timed out' : failureDetail(result, { lines: 3, maxChars: 300 }));
+    throw new ActionFailed(what, failureDetail(result, { lines: 3, maxChars: 300, stderrOnly: true }));
   }
 }

@@ -3,7 +3,7 @@
  * record, and the CLI's argv builders and parsers.
  */
 import type { Command } from '../command';
-import { commandFailed } from '../failure';
+import { commandFailed, failureDetail } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError } from '../problem';
 import { PROBE_TIMEOUT_MS, run, runParsed, type ParsedCommand } from '../runner';
@@ -48,6 +48,7 @@ function cleanEnv(): string[] {
 
 export const APPTAINER: BackendRecord<ApptainerSettings> = {
   userOnlySettings: ['sandbox.apptainer.path'],
+  fromImage: true,
   readSettings: (source) => ({
     path: settingText(source.user('sandbox.apptainer.path')) || 'apptainer',
     image: settingText(source.get('sandbox.apptainer.image')),
@@ -160,7 +161,7 @@ export class ApptainerBackend implements SandboxBackend {
   async liveness(sandbox: Sandbox): Promise<Liveness> {
     const { result, value: names } = await runParsed(this.cli.list(), { timeoutMs: PROBE_TIMEOUT_MS });
     if (!names) {
-      this.log.warn(`could not tell whether the instance ${sandbox.id} is alive: ${result.stderr.trim() || result.spawnError || 'no answer'}`);
+      this.log.warn(`could not tell whether the instance ${sandbox.id} is alive: ${failureDetail(result, { stderrOnly: true })}`);
       return 'unknown';
     }
     return names.includes(sandbox.id) ? 'alive' : 'gone';

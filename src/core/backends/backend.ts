@@ -89,6 +89,8 @@ export interface BackendContext {
 export interface BackendRecord<S> {
   /** Keys (below `botScreen.`) that pick a program to run on this machine: read from the user settings only. */
   readonly userOnlySettings: readonly string[];
+  /** Whether it makes its sandboxes from an image (`botScreen.sandbox.<name>.image`): the desktop comes with the image. */
+  readonly fromImage: boolean;
   readSettings(source: SettingsSource): S;
   /** Whether a marker's recorded id and name have the form this backend gives its sandboxes. */
   isIdentity(identity: Pick<SandboxIdentity, 'id' | 'name'>): boolean;

@@ -46,6 +46,7 @@ function readContainerSettings(source: SettingsSource, engine: 'docker' | 'podma
 
 export const DOCKER: BackendRecord<DockerSettings> = {
   userOnlySettings: ['sandbox.docker.path'],
+  fromImage: true,
   readSettings: (source) => readContainerSettings(source, 'docker'),
   isIdentity: ({ id, name }) => CONTAINER_ID.test(id) && isValidContainerRef(name),
   create: (settings, { workspaceKey, log, progress }) => new DockerBackend(settings, workspaceKey, log, undefined, progress),
@@ -182,7 +183,7 @@ export class DockerBackend implements SandboxBackend {
   async liveness(sandbox: Sandbox): Promise<Liveness> {
     const { result, value: state } = await runParsed(this.docker.inspectState(sandbox.id), { timeoutMs: 5_000 });
     if (state === 'unknown') {
-      this.log.warn(`could not tell whether ${sandbox.name} is alive: ${result.stderr.trim() || 'timed out'}`);
+      this.log.warn(`could not tell whether ${sandbox.name} is alive: ${failureDetail(result, { stderrOnly: true })}`);
     }
     return state === 'running' ? 'alive' : state === 'unknown' ? 'unknown' : 'gone';
   }

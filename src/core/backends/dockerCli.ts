@@ -148,7 +148,7 @@ export class DockerCli {
  * Podman's CLI: Docker's, but its inspect shows the image as it stored it (`localhost/...`), so
  * the image the user asked for travels in a label of our own.
  */
-export class PodmanCli extends DockerCli {
+class PodmanCli extends DockerCli {
   override readonly backend = 'podman';
 
   protected override engineLabels(spec: ContainerSpec): string[] {

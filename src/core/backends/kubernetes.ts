@@ -3,7 +3,7 @@
  * pod reference checks and the CLI's argv builders and parsers.
  */
 import type { Command } from '../command';
-import { commandFailed } from '../failure';
+import { commandFailed, failureDetail } from '../failure';
 import type { Logger } from '../logger';
 import { backendSetting, ScreenError, type Problem } from '../problem';
 import { PROBE_TIMEOUT_MS, runParsed, type ParsedCommand, type RunResult } from '../runner';
@@ -26,6 +26,7 @@ export interface KubernetesSettings {
 
 export const KUBERNETES: BackendRecord<KubernetesSettings> = {
   userOnlySettings: ['sandbox.kubernetes.path'],
+  fromImage: false,
   readSettings: (source) => ({
     path: settingText(source.user('sandbox.kubernetes.path')) || 'kubectl',
     context: settingText(source.get('sandbox.kubernetes.context')),
@@ -186,7 +187,7 @@ export class KubernetesBackend implements SandboxBackend {
     if ('phase' in phase) {
       return phase.phase === 'Running' ? 'alive' : phase.phase === 'Succeeded' || phase.phase === 'Failed' ? 'gone' : 'unknown';
     }
-    this.log.warn(`could not tell whether the pod ${sandbox.name} is alive: ${result.stderr.trim() || result.spawnError || 'timed out'}`);
+    this.log.warn(`could not tell whether the pod ${sandbox.name} is alive: ${failureDetail(result, { stderrOnly: true })}`);
     return 'unknown';
   }
 

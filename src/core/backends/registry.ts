@@ -4,7 +4,7 @@
  * one line here, its name in placement.ts's table and its settings in package.json.
  */
 import type { Logger } from '../logger';
-import type { ExecBackend, Placement } from '../placement';
+import { isExecBackend, type BackendName, type ExecBackend, type Placement } from '../placement';
 import type { ProgressReporter } from '../progress';
 import { APPTAINER } from './apptainer';
 import type { BackendRecord, SandboxBackend, SandboxIdentity, SettingsSource } from './backend';
@@ -13,7 +13,7 @@ import { HostBackend } from './host';
 import { KUBERNETES } from './kubernetes';
 import { SSH } from './ssh';
 
-export const BACKEND_RECORDS = {
+const BACKEND_RECORDS = {
   docker: DOCKER,
   podman: PODMAN,
   ssh: SSH,
@@ -32,6 +32,11 @@ export const BACKEND_USER_ONLY_SETTINGS: readonly string[] = Object.values(BACKE
 /** Every backend's settings, read through its record. */
 export function readBackendSettings(source: SettingsSource): BackendSettings {
   return Object.fromEntries(Object.entries(BACKEND_RECORDS).map(([name, record]) => [name, record.readSettings(source)])) as BackendSettings;
+}
+
+/** Whether a backend makes its sandboxes from an image (so the desktop comes with the image). */
+export function makesSandboxFromImage(backend: BackendName): boolean {
+  return isExecBackend(backend) && BACKEND_RECORDS[backend].fromImage;
 }
 
 /** Whether a marker's sandbox identity has the form its backend gives its sandboxes. */

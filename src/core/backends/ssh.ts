@@ -340,13 +340,14 @@ export class SshBackend implements SandboxBackend {
 
 /** The useful part of a failed ssh: its last stderr lines (ssh reports everything there). */
 function sshDetail(result: RunResult): string {
-  return result.timedOut ? 'timed out' : failureDetail(result, { lines: 3, maxChars: 500 });
+  return failureDetail(result, { lines: 3, maxChars: 500, stderrOnly: true });
 }
 
 const DESTINATION_KEYS = ['sandbox.ssh.host', 'sandbox.ssh.user', 'sandbox.ssh.port'];
 
 export const SSH: BackendRecord<SshSettings> = {
   userOnlySettings: ['sandbox.ssh.path', 'sandbox.ssh.identityFile'],
+  fromImage: false,
   readSettings: (source) => ({
     host: settingText(source.get('sandbox.ssh.host')),
     user: settingText(source.get('sandbox.ssh.user')),

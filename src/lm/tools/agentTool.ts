@@ -158,7 +158,7 @@ function notDoneResult(result: Exclude<ActionResult, DoneResult>): vscode.Langua
   }
 }
 
-export function textResult(value: string): vscode.LanguageModelToolResult {
+function textResult(value: string): vscode.LanguageModelToolResult {
   return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(value)]);
 }
 
