@@ -139,6 +139,19 @@ describe('the screen controller with a fake backend', () => {
     assert.throws(() => r.controller.openRelay(), (err: unknown) => err instanceof ScreenError && err.problem.code === 'sandboxGone');
   });
 
+  test('a start whose launcher failed and whose liveness probe then throws ends in error, not stuck in starting; Stop still runs', async () => {
+    const fake = new FakeBackend('docker');
+    const r = rig([fake]);
+    fake.nextStart = { kind: 'exit', code: 1, stderr: 'launcher broke' };
+    fake.liveness = async () => {
+      throw new ScreenError({ code: 'cliMissing', cli: 'docker', setting: 'botScreen.sandbox.docker.path' });
+    };
+    await rejectsWith(r.controller.start(), 'cliMissing');
+    assert.deepEqual(r.states, ['starting', 'error']);
+    await r.controller.stop();
+    assert.equal(r.controller.status.state, 'stopped');
+  });
+
   test('unknown is not gone: a liveness check that cannot tell leaves the screen running and its marker', async () => {
     const fake = new FakeBackend('docker');
     const r = rig([fake]);
