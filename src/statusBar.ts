@@ -29,6 +29,8 @@ export class PlacementStatusBar extends Disposable {
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.placement', vscode.StatusBarAlignment.Left, 50));
   private used: boolean;
   private busyCount = 0;
+  /** Read once and again only when the setting changes: renders follow every status and control change. */
+  private visibility = readVisibility();
 
   constructor(
     private readonly controller: ScreenController,
@@ -48,6 +50,7 @@ export class PlacementStatusBar extends Disposable {
     this.register(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('botScreen')) {
+          this.visibility = readVisibility();
           this.render(controller.status);
         }
       }),
@@ -69,8 +72,7 @@ export class PlacementStatusBar extends Disposable {
   }
 
   private render(status: ScreenStatus): void {
-    const visibility = statusBarVisibility(vscode.workspace.getConfiguration('botScreen').get('statusBar.visible'));
-    if (visibility === 'never' || (visibility === 'auto' && !this.used)) {
+    if (this.visibility === 'never' || (this.visibility === 'auto' && !this.used)) {
       this.item.hide();
       return;
     }
@@ -130,4 +132,8 @@ export class PlacementStatusBar extends Disposable {
     this.item.tooltip = tooltip;
     this.item.show();
   }
+}
+
+function readVisibility(): ReturnType<typeof statusBarVisibility> {
+  return statusBarVisibility(vscode.workspace.getConfiguration('botScreen').get('statusBar.visible'));
 }

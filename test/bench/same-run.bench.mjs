@@ -15,8 +15,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { CACHE_DIR, CHROMIUM_PATH, REPO_ROOT, SERVER_MAIN, focusWorkbench, openWorkbench, screenshot, startServer, waitFor } from '../ui/harness.mjs';
-import { VSIX, containersOf, removeContainersOf, screenStats } from '../ui/botscreen.mjs';
+import { CACHE_DIR, CHROMIUM_PATH, REPO_ROOT, SERVER_MAIN, openWorkbench, runCommand, screenshot, startServer, waitFor } from '../ui/harness.mjs';
+import { TITLES, VSIX, containersOf, removeContainersOf, screenStats } from '../ui/botscreen.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3); // windows per side and workload
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10) * 1000;
@@ -218,28 +218,6 @@ const readCounters = (frame) => frame.evaluate(() => {
   return c && { frames: c.frames, firstFrameAt: c.firstFrameAt, bytes: c.bytes, keyLatencies: [...c.keyLatencies], keysMissed: c.keysMissed + (c.keyAt ? 1 : 0) };
 });
 
-/** Palette: type the command, then time from Enter. Returns the time Enter was pressed. */
-async function paletteCommand(page, title) {
-  await focusWorkbench(page);
-  const widget = page.locator('.quick-input-widget');
-  const input = widget.locator('input.input');
-  await page.keyboard.press('F1');
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`>${title}`);
-  const row = await waitFor(async () => {
-    for (const r of await widget.locator('.quick-input-list .monaco-list-row').all()) {
-      const label = (await r.locator('.label-name').first().textContent().catch(() => '')) || '';
-      if (label.trim() === title) return r;
-    }
-    return undefined;
-  }, 10_000, 50, `palette row "${title}"`);
-  const focused = ((await row.getAttribute('class')) || '').split(/\s+/).includes('focused');
-  const t0 = Date.now();
-  if (focused) await page.keyboard.press('Enter');
-  else await row.click();
-  return t0;
-}
-
 /** A webview frame (not the workbench, none of `old`) whose counters saw a frame drawn at or after t. */
 async function frameDrawnAfter(page, t, timeoutMs = 30_000, old = new Set()) {
   return waitFor(async () => {
@@ -257,7 +235,7 @@ class ViewerA {
 
   async open() {
     const old = new Set(this.page.frames());
-    const t0 = await paletteCommand(this.page, 'Bot Screen: Open Screen in Editor');
+    const t0 = await runCommand(this.page, TITLES.openInEditor);
     const { at } = await frameDrawnAfter(this.page, t0, 90_000, old);
     this.frame = await this.panelFrame(t0, old);
     await this.closeSideBar();
@@ -282,7 +260,7 @@ class ViewerA {
   async closeSideBar() {
     if (await this.page.locator('.part.sidebar').isVisible()) {
       this.sideBarShown = (this.sideBarShown ?? 0) + 1;
-      await paletteCommand(this.page, 'View: Close Primary Side Bar');
+      await runCommand(this.page, 'View: Close Primary Side Bar');
     }
   }
 
@@ -294,7 +272,7 @@ class ViewerA {
 
   /** Hidden behind another editor for a second, then its tab clicked: → the next frame drawn. */
   async reopen() {
-    await paletteCommand(this.page, 'File: New Untitled Text File');
+    await runCommand(this.page, 'File: New Untitled Text File');
     await sleep(1000);
     const tab = this.page.locator('.tabs-container .tab', { hasText: 'Bot Screen' }).first();
     const others = new Set(this.page.frames().filter((f) => f !== this.frame));
@@ -307,7 +285,7 @@ class ViewerA {
   }
 
   async focusScreen() {
-    await paletteCommand(this.page, 'Bot Screen: Take Control of the Screen');
+    await runCommand(this.page, TITLES.takeControl);
     await sleep(1500);
     await clickCanvasCentre(this.frame);
     if (process.env.BENCH_DEBUG) {
@@ -317,12 +295,12 @@ class ViewerA {
   }
 
   async close() {
-    await paletteCommand(this.page, 'View: Close All Editors');
+    await runCommand(this.page, 'View: Close All Editors');
     await this.closeSideBar();
     await sleep(1500); // the relay ends
   }
 
-  async handBack() { await paletteCommand(this.page, 'Bot Screen: Hand Control Back to the Agent'); }
+  async handBack() { await runCommand(this.page, TITLES.handBack); }
 }
 
 class ViewerB {
@@ -455,9 +433,9 @@ async function main() {
 
     // Cold container: the panel open on a stopped screen, Start → the first frame drawn.
     log('cold start');
-    await paletteCommand(page, 'Bot Screen: Open Screen in Editor');
+    await runCommand(page, TITLES.openInEditor);
     await sleep(3000);
-    let tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
+    let tStart = await runCommand(page, TITLES.start);
     try {
       const cold = await frameDrawnAfter(page, tStart, 300_000);
       results.A.cold = [cold.at - tStart];
@@ -466,7 +444,7 @@ async function main() {
       // a second Start on the same container.
       results.A.coldFailed = err.message.split('\n')[0];
       log(`cold start failed (${results.A.coldFailed}); starting once more (${await screenshot(page, 'bench-cold-failure')})`);
-      tStart = await paletteCommand(page, 'Bot Screen: Start Screen');
+      tStart = await runCommand(page, TITLES.start);
       await frameDrawnAfter(page, tStart, 300_000);
     }
     const [containerId] = containersOf(server.workspace);

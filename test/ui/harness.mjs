@@ -393,14 +393,23 @@ export async function focusWorkbench(page) {
   else await page.keyboard.press('Escape');
 }
 
-/** Runs a command through the palette, by its full title (e.g. "Bot Screen: Start Screen"). */
-export async function runCommand(page, title, { timeoutMs = 10_000 } = {}) {
+/** Opens the command palette with `>text` typed in; its widget and input box. */
+export async function openPalette(page, text, { timeoutMs = 10_000 } = {}) {
   await focusWorkbench(page);
   const widget = page.locator('.quick-input-widget');
   const input = widget.locator('input.input');
   await page.keyboard.press('F1');
   await input.waitFor({ state: 'visible', timeout: timeoutMs });
-  await input.fill(`>${title}`);
+  await input.fill(`>${text}`);
+  return { widget, input };
+}
+
+/**
+ * Runs a command through the palette, by its full title (e.g. "Bot Screen: Start Screen").
+ * Returns the Date.now() at which the command was chosen (Enter or a click), for timings.
+ */
+export async function runCommand(page, title, { timeoutMs = 10_000 } = {}) {
+  const { widget, input } = await openPalette(page, title, { timeoutMs });
   // Wait for the row whose label is exactly this title (not merely a prefix of it).
   const row = await waitFor(async () => {
     const rows = await widget.locator('.quick-input-list .monaco-list-row').all();
@@ -411,12 +420,14 @@ export async function runCommand(page, title, { timeoutMs = 10_000 } = {}) {
     return undefined;
   }, timeoutMs, 100, `palette row "${title}"`);
   const focused = (await row.getAttribute('class') || '').split(/\s+/).includes('focused');
+  const chosenAt = Date.now();
   if (focused) await page.keyboard.press('Enter');
   else await row.click();
   // Accepted: the palette closes, or (for commands that open a picker of their own, such as
   // "Go to File...") the input no longer holds our text.
   await waitFor(async () => !(await widget.isVisible()) || (await input.inputValue().catch(() => '')) !== `>${title}`,
     timeoutMs, 100, `palette to accept "${title}"`);
+  return chosenAt;
 }
 
 /**

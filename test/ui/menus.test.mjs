@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import {
-  canvasColorCount, focusWorkbench, runCommand, screenshot, sh, sleep, updateSettings, waitFor,
+  canvasColorCount, openPalette, runCommand, screenshot, sh, sleep, updateSettings, waitFor,
 } from './harness.mjs';
 import {
   TERMINAL_PROFILE, TITLES, commandLabel, containersOf, reloadWindow, sandboxTerminalName, screenStats, withWindow,
@@ -15,12 +15,7 @@ import {
  * holds rows and has stopped changing (a hidden command leaves "No matching commands" or others).
  */
 async function paletteHas(page, title) {
-  await focusWorkbench(page);
-  const widget = page.locator('.quick-input-widget');
-  const input = widget.locator('input.input');
-  await page.keyboard.press('F1');
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`>${title}`);
+  const { widget, input } = await openPalette(page, title);
   const labels = () => widget.locator('.quick-input-list .monaco-list-row .label-name').allTextContents();
   let last = '';
   const settled = await waitFor(async () => {

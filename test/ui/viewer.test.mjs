@@ -65,7 +65,6 @@ async function startScreen(page) {
   }
 }
 
-const probe = (frame) => screenStats(frame);
 const viewText = (frame, id) => frame.locator(`#${id}`).textContent();
 
 /** Starts a terminal in the sandbox's desktop that prints random text without end. */
@@ -111,14 +110,14 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
 
     startFlood(container);
     // The visible panel streams.
-    const visibleStart = await probe(panel);
-    const viewStart = await probe(view);
-    await waitFor(async () => (await probe(panel)).bytesIn - visibleStart.bytesIn > 200_000, 20_000, 200,
+    const visibleStart = await screenStats(panel);
+    const viewStart = await screenStats(view);
+    await waitFor(async () => (await screenStats(panel)).bytesIn - visibleStart.bytesIn > 200_000, 20_000, 200,
       'the visible panel to receive the flood');
     const t0 = Date.now();
-    const v0 = await probe(panel);
+    const v0 = await screenStats(panel);
     await sleep(2000);
-    const v1 = await probe(panel);
+    const v1 = await screenStats(panel);
     const visibleRate = (v1.bytesIn - v0.bytesIn) / ((Date.now() - t0) / 1000);
     console.log(`# visible panel: ${(visibleRate / 1e6).toFixed(2)} MB/s, ${((v1.framesDrawn - v0.framesDrawn) / 2).toFixed(1)} frames/s`);
     assert.ok(v1.bytesIn > v0.bytesIn, 'the visible panel receives bytes');
@@ -129,15 +128,15 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
     await waitFor(async () => !/\bactive\b/.test((await tab.getAttribute('class')) || ''), 10_000, 100,
       'the Bot Screen tab to be inactive');
     await sleep(1500);
-    const h0 = await probe(panel);
+    const h0 = await screenStats(panel);
     const hiddenAt = Date.now();
     let hiddenMax = 0;
     while (Date.now() - hiddenAt < 5500) {
       await sleep(500);
-      hiddenMax = Math.max(hiddenMax, (await probe(panel)).bytesIn - h0.bytesIn);
+      hiddenMax = Math.max(hiddenMax, (await screenStats(panel)).bytesIn - h0.bytesIn);
     }
-    const h1 = await probe(panel);
-    const viewEnd = await probe(view);
+    const h1 = await screenStats(panel);
+    const viewEnd = await screenStats(view);
     console.log(`# hidden panel: ${h1.bytesIn - h0.bytesIn} bytes and ${h1.framesDrawn - h0.framesDrawn} frames in ${Date.now() - hiddenAt} ms`
       + ` (max growth seen ${hiddenMax}); hidden Screen view: ${viewEnd.bytesIn - viewStart.bytesIn} bytes over the whole flood`);
     await screenshot(page, 'ui-viewer-panel-hidden');
@@ -165,7 +164,7 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
     const revealMs = frameAt - clickedAt;
     console.log(`# reveal: first frame ${revealMs} ms after the tab click`);
     assert.ok(revealMs < 5000, `the revealed panel draws within 5 s (took ${revealMs} ms)`);
-    const after = await probe(panel);
+    const after = await screenStats(panel);
     assert.equal(after.connects, h1.connects, 'no reconnect: the same RFB session resumed');
     assert.equal(after.connects, visibleStart.connects, 'no reconnect since the panel opened');
     assert.equal(after.connection, 'live');
@@ -185,7 +184,7 @@ test('the keyboard can be released from the canvas', { timeout: 420_000 }, async
     const canvas = view.locator('#screen canvas').first();
     // Keys are captured only while this view holds control (view-only otherwise): take it.
     await view.locator('#control-button').click();
-    await waitFor(async () => (await probe(view)).inControl, 10_000, 100, 'this view to hold control');
+    await waitFor(async () => (await screenStats(view)).inControl, 10_000, 100, 'this view to hold control');
 
     const capture = async () => {
       await canvas.click();
@@ -216,7 +215,7 @@ test('the keyboard can be released from the canvas', { timeout: 420_000 }, async
     await capture();
     await page.keyboard.press('Control+Alt+Shift+KeyK');
     await paletteOpensOnF1('Ctrl+Alt+Shift+K');
-    assert.equal((await probe(view)).connects, 1, 'the session stayed up throughout');
+    assert.equal((await screenStats(view)).connects, 1, 'the session stayed up throughout');
   });
 });
 
@@ -250,7 +249,7 @@ test('docker rm -f under a live screen: the view says the sandbox is gone within
     assert.ok(seen - rmDone <= 2000, `the view said "sandbox gone" within 2 s (took ${seen - rmDone} ms)`);
     assert.equal(await view.locator('#detail').isVisible(), true, 'the detail line is shown');
     assert.equal(await view.locator('#actions [data-action="start"]').count(), 1, 'Start is offered');
-    const p = await probe(view);
+    const p = await screenStats(view);
     assert.equal(p.hostState, 'gone');
     assert.notEqual(p.connection, 'live');
     await sleep(2000); // a fallback would take a moment to appear
@@ -259,7 +258,7 @@ test('docker rm -f under a live screen: the view says the sandbox is gone within
     // Start again: a new sandbox, and the desktop is back in the same view.
     const restartAt = Date.now();
     await startScreen(page);
-    await waitFor(async () => (await probe(view)).connection === 'live', 60_000, 200, 'the view to be live again');
+    await waitFor(async () => (await screenStats(view)).connection === 'live', 60_000, 200, 'the view to be live again');
     await waitForDesktop(view, 'Screen view after the restart');
     console.log(`# desktop back ${Date.now() - restartAt} ms after Start`);
     const again = await ourContainer(server);
