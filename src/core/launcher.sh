@@ -178,9 +178,12 @@ run_screen() {
   # at each connection until it authenticates, so 5 viewers connecting at once (or 5 that left
   # before the handshake) would lock every viewer out. Who may connect is decided before the
   # socket (mode 0600, and the extension's own checks), and there is no password to guess.
+  # Clipboard: what is copied (CLIPBOARD, not a mere selection: -SendPrimary=0) is announced to the
+  # viewers; its text goes only to a viewer that asks, and the viewer's gate lets that ask through
+  # only for the person in control (src/core/rfbInputGate.ts).
   Xvnc "$display" -geometry "$geometry" -depth 24 -dpi 96 \
     -rfbport -1 -rfbunixpath "$rdir/rfb.sock" -rfbunixmode 0600 -nolisten tcp \
-    -SecurityTypes None -UseBlacklist=0 -AlwaysShared -AcceptSetDesktopSize -FrameRate 30 -SendCutText=0 \
+    -SecurityTypes None -UseBlacklist=0 -AlwaysShared -AcceptSetDesktopSize -FrameRate 30 -SendPrimary=0 \
     -s 0 -desktop "Bot Screen" -auth "$XAUTHORITY" 2>&1 | grep -v --line-buffered 'Could not resolve keysym' &
   xvnc=$!
   trap 'trap "" TERM; rm -f "$rdir/env" "$rdir/rfb.sock"; pkill -TERM -s $$ 2>/dev/null' EXIT

@@ -12,9 +12,24 @@
  *   150 EnableContinuousUpdates, 248 ClientFence;
  * - input messages pass whole if `mayInput()` is true when their last byte arrives, else they are
  *   dropped whole: 4 KeyEvent, 5 PointerEvent, 6 ClientCutText, 251 SetDesktopSize, 255/0 QEMU
- *   extended key event. `mayInput` is called exactly once per such message;
+ *   extended key event. `mayInput` is called exactly once per such message (a ClientCutText
+ *   follows the clipboard rules below);
  * - a ClientCutText whose payload is larger than `maxClipboard` is dropped whatever the lease,
  *   skipped as it streams by (never buffered), and `mayInput` is not asked;
+ * - a ClientCutText moves clipboard text in one direction (`cutTextDirection`): a legacy one, an
+ *   extended Notify or Provide towards the screen, an extended Request or Peek from it. It passes
+ *   only when `mayInput()` and the `clipboard()` policy for its direction both allow it; it is the
+ *   one place that decides, and the host asks the same question (`allowsClipboard`) before it moves
+ *   text between the screen and the user's clipboard. An extended message that is neither (no
+ *   known action, or two) is dropped whole without asking;
+ * - an extended clipboard Caps (the client's answer to the server's caps: no text in it) always
+ *   passes, with every format's size zeroed: the server then never pushes its clipboard to this
+ *   viewer unasked (TigerVNC sends text unsolicited only up to that size), it only announces it,
+ *   and the text follows a Request, which passes only under control. A Caps that passed also
+ *   tells that the server speaks the extended (UTF-8) clipboard (`extendedClipboard`);
+ * - a clipboard this viewer announced to the screen (an extended Notify or Provide that passed)
+ *   is withdrawn when it loses control: with the releases below goes a Notify of no formats, so
+ *   the server forgets the text and the agent's next paste does not find the person's clipboard;
  * - the ExtendedMouseButtons pseudo-encoding (-316) is neutralised in SetEncodings (see
  *   `rewriteEncodings`) so the server never switches PointerEvent to its 7-byte form, whose
  *   length only the server-to-client stream could tell us. Every PointerEvent is then 6 bytes for
@@ -68,7 +83,56 @@ export const RFB_INPUT_TYPES: ReadonlySet<number> = new Set([4, 5, 6, 251, 255])
 export interface RfbInputGateOptions {
   /** Largest ClientCutText payload (bytes after the 8-byte header) that may pass. Default 256 KiB. */
   readonly maxClipboard?: number;
+  /** Which ways clipboard text may move while this viewer holds control. Default: both. */
+  readonly clipboard?: () => ClipboardPolicy;
 }
+
+/** Which ways clipboard text may move (the user's `botScreen.clipboard` setting). */
+export interface ClipboardPolicy {
+  readonly toScreen: boolean;
+  readonly fromScreen: boolean;
+}
+
+export type ClipboardDirection = keyof ClipboardPolicy;
+
+/** Extended clipboard actions (the high byte of the flags) and the text format. */
+export const EXTENDED_CLIPBOARD = {
+  caps: 1 << 24,
+  request: 1 << 25,
+  peek: 1 << 26,
+  notify: 1 << 27,
+  provide: 1 << 28,
+  text: 1,
+} as const;
+
+/**
+ * Which way a whole ClientCutText moves clipboard text: `caps` for the capabilities answer (no
+ * text), undefined for an extended message with no known action, or more than one.
+ */
+export function cutTextDirection(message: Uint8Array): ClipboardDirection | 'caps' | undefined {
+  if (readU32(message, 4) < 0x80000000) {
+    return 'toScreen'; // legacy: the client's Latin-1 text
+  }
+  const actions = readU32(message, 8) & 0xff000000;
+  if (actions & EXTENDED_CLIPBOARD.caps) {
+    return 'caps';
+  }
+  switch (actions) {
+    case EXTENDED_CLIPBOARD.notify:
+    case EXTENDED_CLIPBOARD.provide:
+      return 'toScreen';
+    case EXTENDED_CLIPBOARD.request:
+    case EXTENDED_CLIPBOARD.peek:
+      return 'fromScreen';
+    default:
+      return undefined;
+  }
+}
+
+/** An extended Notify of no formats: "this client's clipboard is gone". */
+const WITHDRAW_CLIPBOARD = Uint8Array.of(RfbClientMessage.ClientCutText, 0, 0, 0, 0xff, 0xff, 0xff, 0xfc, EXTENDED_CLIPBOARD.notify >>> 24, 0, 0, 0);
+
+const BOTH_WAYS: ClipboardPolicy = { toScreen: true, fromScreen: true };
 
 export interface RfbGateOutput {
   /** Bytes to write to the relay, in order (at most one array per push). */
@@ -120,6 +184,11 @@ const FIXED_LENGTH: Readonly<Record<number, number>> = {
 
 export class RfbInputGate {
   private readonly maxClipboard: number;
+  private readonly clipboard: () => ClipboardPolicy;
+  /** A Caps passed: the server speaks the extended clipboard. */
+  private extended = false;
+  /** An extended clipboard announcement of this viewer reached the screen and was not withdrawn. */
+  private announced = false;
   private phase: Phase = 'version';
   /** Handshake bytes or the header of the current message. */
   private readonly head = new Uint8Array(12);
@@ -156,6 +225,21 @@ export class RfbInputGate {
       throw new RangeError(`maxClipboard must be an integer from 0 to 2^31-1, got ${max}`);
     }
     this.maxClipboard = max;
+    this.clipboard = options.clipboard ?? (() => BOTH_WAYS);
+  }
+
+  /** True once the server has shown (through the viewer's Caps answer) that it speaks UTF-8 clipboard. */
+  get extendedClipboard(): boolean {
+    return this.extended;
+  }
+
+  /**
+   * Whether clipboard text of `bytes` bytes (UTF-8) may move `direction` right now: this viewer
+   * holds control, the policy allows that way, and it fits the cap. The host asks it before it
+   * moves text; the gate applies the same rule to each ClientCutText.
+   */
+  allowsClipboard(direction: ClipboardDirection, bytes = 0): boolean {
+    return bytes <= this.maxClipboard && this.askMayInput() && this.policyAllows(direction);
   }
 
   /** Bytes held while waiting for the rest of a message (the allocation, not just the fill). */
@@ -368,7 +452,9 @@ export class RfbInputGate {
 
   private complete(message: Uint8Array): void {
     this.phase = 'type';
-    if (!RFB_INPUT_TYPES.has(message[0])) {
+    if (message[0] === RfbClientMessage.ClientCutText) {
+      this.completeCutText(message);
+    } else if (!RFB_INPUT_TYPES.has(message[0])) {
       this.emit(message);
     } else if (this.askMayInput()) {
       if (this.track(message)) {
@@ -376,6 +462,32 @@ export class RfbInputGate {
       }
     } else {
       this.emitReleases(); // control ended: let go of what this viewer held before dropping more
+    }
+  }
+
+  private completeCutText(message: Uint8Array): void {
+    const direction = cutTextDirection(message);
+    if (direction === 'caps') {
+      message.fill(0, 12); // every format's size: never push the screen's clipboard unasked
+      this.extended = true;
+      this.emit(message);
+    } else if (direction === undefined) {
+      return; // no known action: dropped whole
+    } else if (!this.askMayInput()) {
+      this.emitReleases();
+    } else if (this.policyAllows(direction)) {
+      if (direction === 'toScreen' && readU32(message, 4) >= 0x80000000) {
+        this.announced = (message[10] | message[11]) !== 0; // a Notify of no formats withdraws
+      }
+      this.emit(message);
+    }
+  }
+
+  private policyAllows(direction: ClipboardDirection): boolean {
+    try {
+      return this.clipboard()[direction] === true;
+    } catch {
+      return false; // fail closed
     }
   }
 
@@ -425,6 +537,10 @@ export class RfbInputGate {
   /** Emits the releases of everything held (most recent key first, then the buttons) and forgets it. */
   private emitReleases(): void {
     this.releasePending = false;
+    if (this.announced) {
+      this.announced = false;
+      this.emit(WITHDRAW_CLIPBOARD.slice());
+    }
     for (const up of [...this.heldKeys.values()].reverse()) {
       this.emit(up);
     }

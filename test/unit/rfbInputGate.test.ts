@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
-import { DEFAULT_MAX_CLIPBOARD, MAX_HELD_KEYS, RfbInputGate, type RfbInputGateOptions } from '../../src/core/rfbInputGate';
+import { DEFAULT_MAX_CLIPBOARD, MAX_HELD_KEYS, RfbInputGate, type ClipboardPolicy, type RfbInputGateOptions } from '../../src/core/rfbInputGate';
 
 // ---------------------------------------------------------------------------------------------
 // noVNC's own message encoders (RFB.messages from node_modules/@novnc/novnc/core/rfb.js), loaded
@@ -103,7 +103,7 @@ type Part =
   | { kind: 'raw'; bytes: Uint8Array; out: Uint8Array } // handshake bytes: out is what must pass
   | { kind: 'pass'; bytes: Uint8Array; out: Uint8Array } // non-input: always passes as `out`
   | { kind: 'input'; bytes: Uint8Array } // passes iff the next mayInput decision is true
-  | { kind: 'oversize'; bytes: Uint8Array } // clipboard over the cap: never passes, no decision
+  | { kind: 'oversize'; bytes: Uint8Array } // clipboard over the cap or of no known action: never passes, no decision
   | { kind: 'close'; bytes: Uint8Array; reason: RegExp }; // the stream is refused here
 
 interface Case {
@@ -136,6 +136,12 @@ class StreamBuilder {
       this.parts.push({ kind: 'pass', bytes: message, out: expectedEncodings(message) });
     } else if (type === 6 && clipboardLength(message) > (this.options.maxClipboard ?? DEFAULT_MAX_CLIPBOARD)) {
       this.parts.push({ kind: 'oversize', bytes: message });
+    } else if (type === 6 && cutKind(message) === 'caps') {
+      const out = Buffer.from(message);
+      out.fill(0, 12); // the sizes: the server never pushes its clipboard unasked
+      this.parts.push({ kind: 'pass', bytes: message, out });
+    } else if (type === 6 && cutKind(message) === undefined) {
+      this.parts.push({ kind: 'oversize', bytes: message });
     } else if (INPUT_TYPES.has(type)) {
       this.parts.push({ kind: 'input', bytes: message });
     } else {
@@ -153,6 +159,24 @@ class StreamBuilder {
     return { name: this.name, bytes: concat(this.parts.map((p) => p.bytes)), parts: this.parts, options: this.options };
   }
 }
+
+/** The clipboard rules, written out independently of the gate: which way a ClientCutText moves text. */
+function cutKind(message: Uint8Array): 'caps' | 'toScreen' | 'fromScreen' | undefined {
+  const m = Buffer.from(message.buffer, message.byteOffset, message.byteLength);
+  if (m.readUInt32BE(4) < 0x80000000) return 'toScreen';
+  const actions = m.readUInt32BE(8) >>> 24;
+  if (actions & 0x01) return 'caps';
+  return ({ 0x08: 'toScreen', 0x10: 'toScreen', 0x02: 'fromScreen', 0x04: 'fromScreen' } as const)[actions];
+}
+
+/** Whether a passing ClientCutText leaves this viewer's clipboard announced (true), withdrawn (false) or as it was. */
+function announces(message: Uint8Array): boolean | undefined {
+  const m = Buffer.from(message);
+  if (m[0] !== 6 || m.readUInt32BE(4) < 0x80000000 || cutKind(m) !== 'toScreen') return undefined;
+  return m.readUInt16BE(10) !== 0;
+}
+
+const WITHDRAW = Uint8Array.of(6, 0, 0, 0, 0xff, 0xff, 0xff, 0xfc, 0x08, 0, 0, 0);
 
 function clipboardLength(message: Uint8Array): number {
   const raw = Buffer.from(message.buffer, message.byteOffset, message.byteLength).readUInt32BE(4);
@@ -195,9 +219,11 @@ class HeldModel {
   private readonly keys = new Map<string, Buffer>();
   private buttons = 0;
   private at = [0, 0];
+  private announced = false;
 
   passed(message: Uint8Array): void {
     const m = Buffer.from(message);
+    this.announced = announces(m) ?? this.announced;
     if (m[0] === 5) {
       this.buttons = m[1];
       this.at = [m.readUInt16BE(2), m.readUInt16BE(4)];
@@ -222,7 +248,9 @@ class HeldModel {
   }
 
   releases(): Uint8Array[] {
-    const out: Uint8Array[] = [...this.keys.values()].reverse();
+    const out: Uint8Array[] = this.announced ? [WITHDRAW] : [];
+    this.announced = false;
+    out.push(...[...this.keys.values()].reverse());
     if (this.buttons !== 0) {
       const pointer = Buffer.alloc(6);
       pointer[0] = 5;
@@ -248,6 +276,10 @@ function expected(c: Case, pattern: (call: number) => boolean): { bytes: Buffer;
         break;
       case 'input':
         if (pattern(calls++)) {
+          const direction = part.bytes[0] === 6 ? cutKind(part.bytes) : undefined;
+          if (direction === 'toScreen' || direction === 'fromScreen') {
+            if (!(c.options.clipboard?.() ?? { toScreen: true, fromScreen: true })[direction]) break;
+          }
           held.passed(part.bytes);
           out.push(part.bytes);
         } else {
@@ -448,6 +480,18 @@ function buildCorpus(): Case[] {
     .add(cutText(777, true, 0xff))
     .add(novnc('pointerEvent', 1, 2, 0x7f));
   cases.push(edges.build());
+  // the same noVNC mixes under each narrower clipboard policy
+  const policies: Record<string, ClipboardPolicy> = {
+    toScreen: { toScreen: true, fromScreen: false },
+    fromScreen: { toScreen: false, fromScreen: true },
+    off: { toScreen: false, fromScreen: false },
+  };
+  for (const [name, policy] of Object.entries(policies)) {
+    const r = prng(name.length * 7919);
+    const b = new StreamBuilder(`random noVNC mix, clipboard ${name}`, { clipboard: () => policy }).handshake();
+    for (let i = 0; i < 60; i++) b.add(randomMessage(r));
+    cases.push(b.build());
+  }
   cases.push(new StreamBuilder('many screens').handshake('3.7').add(novnc('fbUpdateRequest', false, 0, 0, 8, 8)).add(desktopSize(255)).add(novnc('keyEvent', 0x62, 0)).build());
 
   // refusals: what came before passes, nothing after
@@ -574,12 +618,19 @@ test('without control no byte of any input message passes', () => {
     const cuts = [...new Set(Array.from({ length: 30 }, () => r.int(c.bytes.length)))].sort((a, b) => a - b);
     const denied = run(c, splitAt(c.bytes, cuts), PATTERNS.never);
     const types = messageTypes(denied.bytes, handshake);
-    assert.deepEqual(types.filter((t) => INPUT_TYPES.has(t)), [], `${c.name}: input passed without control`);
+    // A clipboard Caps answer (no text, its sizes zeroed) is the one ClientCutText that passes without control.
+    const caps = c.parts.filter((p) => p.kind === 'pass' && p.bytes[0] === 6).length;
+    assert.deepEqual(types.filter((t) => INPUT_TYPES.has(t) && t !== 6), [], `${c.name}: input passed without control`);
+    assert.equal(types.filter((t) => t === 6).length, caps, `${c.name}: only clipboard Caps passed without control`);
     assert.ok(types.length > 0, `${c.name}: the viewer still gets its non-input messages through`);
-    // and with control, every input message of the stream (under the cap) passes
+    // and with control, every input message of the stream (under the cap, and the ways the policy allows) passes
     const allowed = messageTypes(run(c, [c.bytes], PATTERNS.always).bytes, handshake);
-    const inputs = c.parts.filter((p) => p.kind === 'input').length;
-    assert.equal(allowed.filter((t) => INPUT_TYPES.has(t)).length, inputs, `${c.name}: input passes with control`);
+    const policy = c.options.clipboard?.() ?? { toScreen: true, fromScreen: true };
+    const inputs = c.parts.filter((p) => {
+      const direction = p.bytes[0] === 6 ? cutKind(p.bytes) : undefined;
+      return p.kind === 'input' && !(direction !== undefined && direction !== 'caps' && !policy[direction]);
+    }).length;
+    assert.equal(allowed.filter((t) => INPUT_TYPES.has(t)).length, inputs + caps, `${c.name}: input passes with control`);
   }
 });
 
@@ -867,4 +918,111 @@ test('random sessions: after control ends, the server holds no key and no button
   }
   assert.ok(holding > 100, `control ended while something was held in ${holding} sessions`);
   t.diagnostic(`${checks} random sessions, ${holding} ending while keys or buttons were held`);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Clipboard: which way text moves, only under control, only as the policy allows.
+
+const POLICIES: Record<string, ClipboardPolicy> = {
+  both: { toScreen: true, fromScreen: true },
+  toScreen: { toScreen: true, fromScreen: false },
+  fromScreen: { toScreen: false, fromScreen: true },
+  off: { toScreen: false, fromScreen: false },
+};
+
+test('clipboard: each ClientCutText passes only under control and only the ways the policy allows', () => {
+  const messages: Array<[string, Uint8Array, 'toScreen' | 'fromScreen']> = [
+    ['legacy text', novnc('clientCutText', Buffer.from('hello', 'latin1')), 'toScreen'],
+    ['extended Notify', novnc('extendedClipboardNotify', [E.text]), 'toScreen'],
+    ['extended Provide', novnc('extendedClipboardProvide', [E.text], ['héllo 日本']), 'toScreen'],
+    ['extended Request', novnc('extendedClipboardRequest', [E.text]), 'fromScreen'],
+    ['extended Peek', cutText(4, true, 0).fill(0x04, 8, 9), 'fromScreen'],
+  ];
+  let checked = 0;
+  for (const [policyName, policy] of Object.entries(POLICIES)) {
+    for (const inControl of [true, false]) {
+      for (const [name, message, direction] of messages) {
+        let asked = 0;
+        const gate = new RfbInputGate(() => (asked++, inControl), { clipboard: () => policy });
+        gate.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+        const out = bytesOf(gate.push(message));
+        const want = inControl && policy[direction];
+        assert.deepEqual(out, want ? Buffer.from(message) : Buffer.alloc(0), `${name}, ${policyName}, in control ${inControl}`);
+        assert.equal(asked, 1, `${name}: the lease is asked once`);
+        assert.equal(gate.allowsClipboard(direction), want, `${name}: the host's question answers alike`);
+        checked++;
+      }
+    }
+  }
+  assert.equal(checked, 40);
+});
+
+test('clipboard: a Caps passes always with its sizes zeroed, and tells that the server speaks UTF-8 clipboard', () => {
+  for (const inControl of [true, false]) {
+    let asked = 0;
+    const gate = new RfbInputGate(() => (asked++, inControl), { clipboard: () => POLICIES.off });
+    gate.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+    assert.equal(gate.extendedClipboard, false);
+    const caps = novnc('extendedClipboardCaps', [E.caps, E.request, E.peek, E.notify, E.provide], { 0: 10 * 1024 * 1024 });
+    assert.notDeepEqual(Buffer.from(caps.subarray(12)), Buffer.alloc(4), 'the corpus Caps claims a size');
+    const out = bytesOf(gate.push(caps));
+    assert.deepEqual(out.subarray(0, 12), Buffer.from(caps.subarray(0, 12)), 'header and flags unchanged');
+    assert.deepEqual(out.subarray(12), Buffer.alloc(caps.length - 12), 'every size zeroed');
+    assert.equal(asked, 0, 'no decision');
+    assert.equal(gate.extendedClipboard, true);
+  }
+});
+
+test('clipboard: an extended message of no known action, or of two, is dropped whole without asking', () => {
+  for (const actions of [0, 0x20, 0x80, 0x0a, 0x12, 0x06]) {
+    let asked = 0;
+    const gate = new RfbInputGate(() => (asked++, true));
+    gate.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+    const message = cutText(8, true, 0).fill(actions, 8, 9).fill(1, 11, 12);
+    assert.deepEqual(gate.push(Buffer.concat([message, novnc('keyEvent', 0x61, 1)])).forward.map((b) => b.length), [8], `actions 0x${actions.toString(16)}`);
+    assert.equal(asked, 1, 'only the key was asked about');
+  }
+});
+
+test('clipboard: what this viewer announced to the screen is withdrawn when control ends, once', () => {
+  const allow = { value: true };
+  const gate = new RfbInputGate(() => allow.value);
+  gate.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+  assert.equal(bytesOf(gate.release()).length, 0, 'nothing announced, nothing to withdraw');
+  gate.push(novnc('extendedClipboardNotify', [E.text]));
+  assert.deepEqual(bytesOf(gate.release()), Buffer.from(WITHDRAW), 'a Notify of no formats');
+  assert.equal(bytesOf(gate.release()).length, 0, 'once');
+  // the viewer withdrew it itself: nothing more to do
+  gate.push(novnc('extendedClipboardNotify', [E.text]));
+  gate.push(novnc('extendedClipboardNotify', []));
+  assert.equal(bytesOf(gate.release()).length, 0);
+  // a Provide announces too; control lost before the next input: withdrawn before the drop
+  gate.push(novnc('extendedClipboardProvide', [E.text], ['secret']));
+  allow.value = false;
+  assert.deepEqual(bytesOf(gate.push(novnc('keyEvent', 0x61, 1))), Buffer.from(WITHDRAW));
+  // a legacy text cannot be withdrawn (the protocol has no way): nothing is made up
+  allow.value = true;
+  gate.push(novnc('clientCutText', Buffer.from('legacy', 'latin1')));
+  assert.equal(bytesOf(gate.release()).length, 0);
+});
+
+test('clipboard: the host\'s question honours the cap, the lease and the policy, and fails closed', () => {
+  let policy: ClipboardPolicy = POLICIES.both;
+  let inControl = true;
+  const gate = new RfbInputGate(() => inControl, { clipboard: () => policy });
+  assert.equal(gate.allowsClipboard('toScreen', DEFAULT_MAX_CLIPBOARD), true);
+  assert.equal(gate.allowsClipboard('toScreen', DEFAULT_MAX_CLIPBOARD + 1), false, 'over 256 KiB');
+  assert.equal(gate.allowsClipboard('fromScreen', 300 * 1024), false, '300 KiB');
+  policy = POLICIES.fromScreen;
+  assert.deepEqual([gate.allowsClipboard('toScreen'), gate.allowsClipboard('fromScreen')], [false, true]);
+  inControl = false;
+  assert.deepEqual([gate.allowsClipboard('toScreen'), gate.allowsClipboard('fromScreen')], [false, false]);
+  const throwing = new RfbInputGate(() => true, {
+    clipboard: () => {
+      throw new Error('setting unreadable');
+    },
+  });
+  assert.equal(throwing.allowsClipboard('fromScreen'), false);
+  throwing.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+  assert.equal(bytesOf(throwing.push(novnc('extendedClipboardRequest', [E.text]))).length, 0);
 });
