@@ -87,7 +87,11 @@ export type HostToWebview =
   /** Who controls the screen, as this viewer sees it; `mine` means its input reaches the screen. */
   | { readonly type: 'control'; readonly label: string; readonly mine: boolean }
   /** The relay ended; `reason` is shown to the user. */
-  | { readonly type: 'closed'; readonly reason: string };
+  | { readonly type: 'closed'; readonly reason: string }
+  /** The clipboard's state (src/clipboard.ts): `label` shown while shared ('' hides it); forward the screen's copies only with `fromScreen`. */
+  | { readonly type: 'clipboard'; readonly label: string; readonly title: string; readonly fromScreen: boolean }
+  /** The VS Code clipboard, for noVNC to offer to the screen. */
+  | { readonly type: 'clipboardToScreen'; readonly text: string };
 
 export type WebviewToHost =
   | { readonly type: 'ready' }
@@ -97,5 +101,9 @@ export type WebviewToHost =
   | { readonly type: 'rfb'; readonly data: Uint8Array }
   | { readonly type: 'action'; readonly action: ViewAction }
   /** For tests and benchmarks: the first framebuffer update after connect was drawn. */
-  | { readonly type: 'frame'; readonly atMs: number };
+  | { readonly type: 'frame'; readonly atMs: number }
+  /** Text copied on the screen (only while this view holds control and may take it). */
+  | { readonly type: 'clipboardFromScreen'; readonly text: string }
+  /** The view gained focus (`force` false) or its clipboard button was pressed: offer the VS Code clipboard. */
+  | { readonly type: 'clipboardSync'; readonly force: boolean };
 

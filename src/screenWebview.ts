@@ -1,6 +1,7 @@
 // One Screen viewer (side bar view or editor panel) bound to the screen: its relay, input gate and messages.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
+import { CLIPBOARD_SETTING, clipboardPolicy, ViewerClipboard } from './clipboard';
 import type { Control } from './control';
 import { Disposable } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
@@ -29,6 +30,7 @@ export class ScreenWebview extends Disposable {
   private gate: RfbInputGate | undefined;
   private pump: RfbPump | undefined;
   private visible: boolean;
+  private readonly clipboard: ViewerClipboard;
 
   constructor(
     private readonly webview: vscode.Webview,
@@ -43,6 +45,7 @@ export class ScreenWebview extends Disposable {
     this.visible = visible;
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
     webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'));
+    this.clipboard = new ViewerClipboard(() => this.gate, (message) => this.post(message), log);
     this.register(webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)));
     this.register(
       controller.onStatus((status) => {
@@ -58,6 +61,14 @@ export class ScreenWebview extends Disposable {
           this.releaseHeld();
         }
         this.postControl();
+        this.clipboardState();
+      }),
+    );
+    this.register(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration(CLIPBOARD_SETTING)) {
+          this.clipboardState();
+        }
       }),
     );
   }
@@ -96,6 +107,7 @@ export class ScreenWebview extends Disposable {
         this.closeRelay('');
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
         this.postControl();
+        this.clipboardState();
         break;
       case 'connect':
         this.openRelay();
@@ -119,6 +131,13 @@ export class ScreenWebview extends Disposable {
         break;
       case 'frame':
         this.log.debug(`first frame drawn in the ${this.inEditor ? 'editor panel' : 'Screen view'}`);
+        this.clipboardState(); // the session is up, and the server's clipboard caps known
+        break;
+      case 'clipboardFromScreen':
+        void this.clipboard.fromScreen(message.text);
+        break;
+      case 'clipboardSync':
+        void this.clipboard.toScreen(message.force);
         break;
     }
   }
@@ -134,7 +153,8 @@ export class ScreenWebview extends Disposable {
       return;
     }
     this.relay = relay;
-    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId));
+    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), { clipboard: clipboardPolicy });
+    this.clipboard.sessionOpened();
     this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
     this.pump.setVisible(this.visible);
     void relay.exited.then(() => {
@@ -176,6 +196,15 @@ export class ScreenWebview extends Disposable {
     const lease = this.control.current;
     const mine = this.control.viewerHolds(this.viewerId);
     this.post({ type: 'control', label: controlLabel(lease.holder, mine, lease.unreadable !== undefined), mine });
+  }
+
+  /** The view's clipboard state; taking control offers the VS Code clipboard to the screen. */
+  private clipboardState(): void {
+    const mine = this.holdsControl();
+    this.clipboard.stateChanged(mine);
+    if (mine) {
+      void this.clipboard.toScreen(false);
+    }
   }
 
   private closeRelay(reason: string): void {

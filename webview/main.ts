@@ -3,6 +3,7 @@
 import RFB from '@novnc/novnc';
 import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
 import { createChannel, type PostMessageChannel } from './channel';
+import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
 import { ScreenStats } from './stats';
 
@@ -24,6 +25,7 @@ const controlText = $('control-text');
 const controlButton = $<HTMLButtonElement>('control-button');
 const screen = $('screen');
 const stats = new ScreenStats($('connection'), (atMs) => post({ type: 'frame', atMs }));
+const clipboard = new ClipboardBridge(controlBar, controlButton, post);
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
@@ -72,6 +74,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'closed':
       connectRequested = false;
       channel?.end(message.reason);
+      break;
+    case 'clipboard':
+    case 'clipboardToScreen':
+      clipboard.receive(message);
       break;
   }
 });
@@ -133,6 +139,7 @@ function openSession(): void {
   session.scaleViewport = true;
   session.viewOnly = !inControl;
   session.resizeSession = false;
+  clipboard.attach(session);
   session.background = 'var(--vscode-editor-background)';
   session.addEventListener('connect', () => {
     stats.setConnection('live');

@@ -23,6 +23,8 @@ declare module '@novnc/novnc' {
     qualityLevel: number;
     compressionLevel: number;
     disconnect(): void;
+    /** Offers text to the server's clipboard (extended UTF-8 clipboard when the server has it, else Latin-1). */
+    clipboardPasteFrom(text: string): void;
     focus(): void;
     blur(): void;
   }
