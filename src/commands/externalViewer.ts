@@ -1,6 +1,7 @@
 // The external-viewer command: the screen's RFB on a loopback port only this user may use, for native VNC viewers.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
+import { clipboardPolicy } from '../clipboard';
 import type { Ctx } from '../ctx';
 import { Disposable, toDisposable } from '../core/lifecycle';
 import { MAX_CONNECTIONS, refusalLog, supported, type Refusal } from '../core/loopbackGuard';
@@ -78,6 +79,7 @@ class ExternalViewerPort extends Disposable {
       },
       viewerPrefix,
       onRefused: (reason, detail) => this.onRefused(reason, detail),
+      clipboard: clipboardPolicy,
     }));
     const local = `127.0.0.1:${listener.port}`;
     const { address, web } = await userSideAddress(listener.port);

@@ -6,7 +6,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { LoopbackGuard, type Refusal } from './loopbackGuard';
 import { endRelay } from './relay';
-import { RfbInputGate } from './rfbInputGate';
+import { RfbInputGate, type ClipboardPolicy } from './rfbInputGate';
 import type { StreamProcess } from './runner';
 
 /** What the listener needs from the control lease, for viewer ids of its own making. */
@@ -25,6 +25,8 @@ export interface ViewerListenerOptions {
   readonly viewerPrefix: string;
   readonly maxConnections?: number;
   readonly onRefused?: (reason: Refusal, detail: string) => void;
+  /** Which ways a connection in control may move clipboard text (the user's setting). Default: both. */
+  readonly clipboard?: () => ClipboardPolicy;
 }
 
 export interface ViewerListener {
@@ -82,7 +84,7 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
       return;
     }
     const viewerId = `${viewerPrefix}-${++serial}`;
-    const gate = new RfbInputGate(() => control.holds(viewerId));
+    const gate = new RfbInputGate(() => control.holds(viewerId), { clipboard: options.clipboard });
     const conn: Connection = { viewerId, socket, relay, gate };
     open.push(conn);
     void relay.exited.then(free);

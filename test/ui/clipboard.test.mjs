@@ -4,6 +4,8 @@
 // ways only while this view holds control, UTF-8 intact, and 300 KiB is refused with a message.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
 import { TITLES, containersOf, l10nText, screenFrame, screenStats, withWindow } from './botscreen.mjs';
@@ -17,23 +19,40 @@ function displayEnv(container) {
 
 const KIB300 = 300 * 1024;
 
+/** The screen's clipboard, driven with xclip inside the sandbox as the desktop user. */
+function screenClipboardOf(container) {
+  const env = displayEnv(container);
+  const inSandbox = (script, ...args) => sh('docker', ['exec', '-u', 'pn', ...env, container, 'sh', '-c', script, 'sh', ...args]);
+  return {
+    env,
+    /** What an X program there pastes ('' when nobody offers text). */
+    read: () => inSandbox('timeout 10 xclip -o -selection clipboard 2>/dev/null'),
+    /** Copies there: xclip owns the CLIPBOARD (it stays in the background until someone else takes it). */
+    copy: (text) => inSandbox('printf %s "$1" | xclip -selection clipboard >/dev/null 2>&1', text),
+    copyBig: (bytes, char) => inSandbox('head -c "$1" /dev/zero | tr "\\0" "$2" | xclip -selection clipboard >/dev/null 2>&1', String(bytes), char),
+  };
+}
+
+/** The window's clipboard (what vscode.env.clipboard reads and writes in a served VS Code). */
+async function browserClipboard(page) {
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(page.url()).origin });
+  return {
+    set: (text) => page.evaluate((t) => navigator.clipboard.writeText(t), text),
+    get: () => page.evaluate(() => navigator.clipboard.readText()),
+  };
+}
+
 test('the clipboard moves both ways only while this view holds control, in UTF-8, at most 256 KiB', { timeout: 480_000 }, async () => {
   await withWindow({}, async (server, page) => {
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(page.url()).origin });
-    const setVsClipboard = (text) => page.evaluate((t) => navigator.clipboard.writeText(t), text);
-    const vsClipboard = () => page.evaluate(() => navigator.clipboard.readText());
+    const browser = await browserClipboard(page);
+    const setVsClipboard = browser.set;
+    const vsClipboard = browser.get;
 
     await runCommand(page, TITLES.start);
     const frame = await screenFrame(page, 60_000);
     await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 60_000, 200, 'the desktop');
     const [container] = containersOf(server.workspace);
-    const env = displayEnv(container);
-    const inSandbox = (script, ...args) => sh('docker', ['exec', '-u', 'pn', ...env, container, 'sh', '-c', script, 'sh', ...args]);
-    /** The screen's CLIPBOARD as an X program there pastes it ('' when nobody offers text). */
-    const screenClipboard = () => inSandbox('timeout 10 xclip -o -selection clipboard 2>/dev/null');
-    /** Copies on the screen: xclip owns the CLIPBOARD (it stays in the background until someone else takes it). */
-    const copyOnScreen = (text) => inSandbox('printf %s "$1" | xclip -selection clipboard >/dev/null 2>&1', text);
-    const copyBigOnScreen = (bytes, char) => inSandbox('head -c "$1" /dev/zero | tr "\\0" "$2" | xclip -selection clipboard >/dev/null 2>&1', String(bytes), char);
+    const { env, read: screenClipboard, copy: copyOnScreen, copyBig: copyBigOnScreen } = screenClipboardOf(container);
     const canvas = frame.locator('#screen canvas').first();
     const clipboardButton = frame.locator('#clipboard');
     const toast = (text) => page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
@@ -107,4 +126,30 @@ test('the clipboard moves both ways only while this view holds control, in UTF-8
     assert.equal(screenClipboard(), 'copied by the agent again', 'the VS Code clipboard reached the screen after hand back');
     assert.equal(await vsClipboard(), 'typed in VS Code after hand back', 'the agent\'s copy reached the VS Code clipboard after hand back');
   }, { failureShot: 'ui-clipboard-failure' });
+});
+
+test('botScreen.clipboard is the user\'s: "off" shares nothing under control, and a workspace "both" cannot turn it on', { timeout: 300_000 }, async () => {
+  await withWindow({ 'botScreen.clipboard': 'off' }, async (server, page) => {
+    const browser = await browserClipboard(page);
+    await runCommand(page, TITLES.start);
+    const frame = await screenFrame(page, 60_000);
+    await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 60_000, 200, 'the desktop');
+    const screen = screenClipboardOf(containersOf(server.workspace)[0]);
+    await browser.set('typed in VS Code, sharing off');
+    await frame.locator('#control-button').click();
+    await waitFor(async () => (await screenStats(frame)).inControl, 10_000, 100, 'this view to hold control');
+    await frame.locator('#screen canvas').first().click();
+    screen.copy('copied on the screen, sharing off');
+    await sleep(4_000);
+    assert.equal(await frame.locator('#clipboard').isHidden(), true, 'no "clipboard shared" with sharing off');
+    assert.equal(screen.read(), 'copied on the screen, sharing off', 'the VS Code clipboard reached the screen');
+    assert.equal(await browser.get(), 'typed in VS Code, sharing off', 'the screen\'s copy reached the VS Code clipboard');
+  }, {
+    // The workspace (a cloned repository, or the agent) asks for sharing both ways.
+    beforeOpen: (server) => {
+      fs.mkdirSync(path.join(server.workspace, '.vscode'), { recursive: true });
+      fs.writeFileSync(path.join(server.workspace, '.vscode', 'settings.json'), JSON.stringify({ 'botScreen.clipboard': 'both' }));
+    },
+    failureShot: 'ui-clipboard-off-failure',
+  });
 });
