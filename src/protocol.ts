@@ -75,13 +75,20 @@ export interface ViewStrings {
   readonly statFirstFrame: string;
   readonly statLastFrame: string;
   readonly statReconnects: string;
+  readonly statTransport: string;
+  /** The transport's two values: the direct channel, and VS Code's webview messages. */
+  readonly transportDirect: string;
+  readonly transportMessages: string;
 }
 
 export type HostToWebview =
   | { readonly type: 'hello'; readonly strings: ViewStrings; readonly status: ScreenStatusView }
   | { readonly type: 'status'; readonly status: ScreenStatusView }
-  /** The relay is running: the webview may start its RFB session. */
-  | { readonly type: 'open' }
+  /**
+   * The relay is running: the webview may start its RFB session, on the direct channel at `url`
+   * when given (a one-time token in its path), else over postMessage.
+   */
+  | { readonly type: 'open'; readonly url?: string }
   /** RFB bytes from the sandbox, exact-size. */
   | { readonly type: 'rfb'; readonly data: Uint8Array }
   /** Who controls the screen, as this viewer sees it; `mine` means its input reaches the screen. */
@@ -91,7 +98,8 @@ export type HostToWebview =
 
 export type WebviewToHost =
   | { readonly type: 'ready' }
-  | { readonly type: 'connect' }
+  /** `origin`: the webview's own, when it would dial the direct channel; absent for postMessage. */
+  | { readonly type: 'connect'; readonly origin?: string }
   | { readonly type: 'disconnect' }
   /** RFB bytes typed or clicked by the user. */
   | { readonly type: 'rfb'; readonly data: Uint8Array }

@@ -5,7 +5,9 @@ import type { Control } from './control';
 import { Disposable } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
-import { RfbPump } from './core/pump';
+import { RfbPump, SocketPump } from './core/pump';
+import type { DirectOffer, DirectSocket } from './core/directChannel';
+import type { DirectAddress, DirectEndpoint } from './directEndpoint';
 import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
@@ -20,14 +22,20 @@ import { screenHtml, webviewRoots } from './webviewHtml';
  * has its own relay; closing a viewer kills that relay only, never the screen. While the
  * viewer is hidden its relay is not read, so no bytes flow and the RFB session waits intact.
  * Every byte the viewer sends passes an input gate: input reaches the screen only while this
- * viewer holds control.
+ * viewer holds control. The bytes travel over the direct channel (a loopback WebSocket, see
+ * src/core/directChannel.ts) when the webview can reach it, else over postMessage.
  */
 export class ScreenWebview extends Disposable {
   /** A capability: who this viewer is in the lease. Never shown. */
   readonly viewerId = randomUUID();
   private relay: StreamProcess | undefined;
   private gate: RfbInputGate | undefined;
-  private pump: RfbPump | undefined;
+  private pump: RfbPump | SocketPump | undefined;
+  /** The current session's direct channel: its token until the webview dials, then its socket. */
+  private offer: DirectOffer | undefined;
+  private socket: DirectSocket | undefined;
+  /** Where the webview may dial the direct channel; undefined means postMessage only. */
+  private direct: DirectAddress | undefined;
   private visible: boolean;
 
   constructor(
@@ -38,11 +46,18 @@ export class ScreenWebview extends Disposable {
     private readonly log: Logger,
     private readonly inEditor: boolean,
     visible: boolean,
+    endpoint: DirectEndpoint,
   ) {
     super();
     this.visible = visible;
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
-    webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'));
+    // The page's CSP names the direct channel's origin, so the page waits for it (a few ms).
+    void endpoint.resolve().then((direct) => {
+      if (!this.isDisposed) {
+        this.direct = direct;
+        webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'), direct?.origin);
+      }
+    });
     this.register(webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)));
     this.register(
       controller.onStatus((status) => {
@@ -98,7 +113,7 @@ export class ScreenWebview extends Disposable {
         this.postControl();
         break;
       case 'connect':
-        this.openRelay();
+        this.openRelay(message.origin);
         break;
       case 'disconnect':
         this.closeRelay('');
@@ -123,7 +138,8 @@ export class ScreenWebview extends Disposable {
     }
   }
 
-  private openRelay(): void {
+  /** `origin`: the webview's own, when it would dial the direct channel. */
+  private openRelay(origin: string | undefined): void {
     this.closeRelay('');
     let relay: StreamProcess;
     try {
@@ -135,17 +151,53 @@ export class ScreenWebview extends Disposable {
     }
     this.relay = relay;
     this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId));
-    this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
+    let url: string | undefined;
+    if (origin !== undefined && this.direct) {
+      const pump = new SocketPump(relay.stdout);
+      this.pump = pump;
+      this.offer = this.direct.server.offer(origin, (socket) => this.attachSocket(relay, pump, socket));
+      url = this.direct.origin + this.offer.path;
+    } else {
+      this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
+    }
     this.pump.setVisible(this.visible);
     void relay.exited.then(() => {
       if (this.relay === relay) {
         this.relay = undefined;
-        this.pump?.dispose();
-        this.pump = undefined;
+        this.endTransport();
         this.post({ type: 'closed', reason: '' });
       }
     });
-    this.post({ type: 'open' });
+    this.post({ type: 'open', url });
+  }
+
+  /** The webview dialled the direct channel: its messages are input, the relay's bytes go to it. */
+  private attachSocket(relay: StreamProcess, pump: SocketPump, socket: DirectSocket): void {
+    this.offer = undefined;
+    if (this.relay !== relay) {
+      socket.close();
+      return;
+    }
+    this.socket = socket;
+    socket.onMessage = (data) => this.forwardInput(data);
+    socket.onClose = () => {
+      if (this.socket === socket) {
+        this.socket = undefined;
+        this.closeRelay('');
+      }
+    };
+    pump.attach(socket);
+  }
+
+  /** The session's pump, token and socket go (the relay is ending or gone). */
+  private endTransport(): void {
+    this.pump?.dispose();
+    this.pump = undefined;
+    this.offer?.revoke();
+    this.offer = undefined;
+    const socket = this.socket;
+    this.socket = undefined;
+    socket?.close();
   }
 
   /** The viewer's bytes, through the gate: handshake and requests always, input only with control. */
@@ -186,8 +238,7 @@ export class ScreenWebview extends Disposable {
     const releases = this.gate?.release().forward ?? [];
     this.relay = undefined;
     this.gate = undefined;
-    this.pump?.dispose();
-    this.pump = undefined;
+    this.endTransport();
     endRelay(relay, releases);
     this.post({ type: 'closed', reason });
   }
