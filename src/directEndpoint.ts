@@ -10,6 +10,8 @@ export interface DirectAddress {
   readonly server: DirectChannelServer;
   /** `ws://host:port` (or `wss://`), exactly what the webview's `connect-src` allows. */
   readonly origin: string;
+  /** The URL a token is appended to: the origin and the forwarder's path (e.g. `/proxy/<port>/`). */
+  readonly base: string;
 }
 
 /** How long the address may take to resolve (a remote window forwards the port); else postMessage. */
@@ -48,8 +50,9 @@ export class DirectEndpoint extends Disposable {
       }
       const scheme = external.scheme === 'https' ? 'wss' : 'ws';
       const origin = `${scheme}://${external.authority}`;
-      this.log.info(`direct channel: listening on 127.0.0.1:${port}, webviews dial ${origin}`);
-      return { server, origin };
+      const base = `${origin}${external.path.replace(/\/?$/, '/')}`;
+      this.log.info(`direct channel: listening on 127.0.0.1:${port}, webviews dial ${base}`);
+      return { server, origin, base };
     } catch (err) {
       this.log.warn(`direct channel unavailable, viewers use postMessage: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;

@@ -3,8 +3,9 @@
  * Shared by both sides (no `vscode` or DOM imports here). Every message has a `type`.
  *
  * Handshake: the webview posts `ready` when its script has loaded; the host answers with
- * `hello` (strings and the current status). Then the webview posts `connect` whenever it wants
- * an RFB stream; the host answers `open` (relay running) or `closed`.
+ * `hello` (strings and the current status) and, when the screen runs, opens a session as for
+ * `connect`. Later the webview posts `connect` whenever it wants an RFB stream; the host
+ * answers `open` (relay running) or `closed`.
  */
 
 import type { ScreenState } from './core/screenState';
@@ -97,7 +98,8 @@ export type HostToWebview =
   | { readonly type: 'closed'; readonly reason: string };
 
 export type WebviewToHost =
-  | { readonly type: 'ready' }
+  /** `origin` as for `connect`: `ready` asks for a session too when the screen runs. */
+  | { readonly type: 'ready'; readonly origin?: string }
   /** `origin`: the webview's own, when it would dial the direct channel; absent for postMessage. */
   | { readonly type: 'connect'; readonly origin?: string }
   | { readonly type: 'disconnect' }

@@ -36,6 +36,8 @@ export class ScreenWebview extends Disposable {
   private socket: DirectSocket | undefined;
   /** Where the webview may dial the direct channel; undefined means postMessage only. */
   private direct: DirectAddress | undefined;
+  /** The relay was started while the webview booted and waits for the webview's first session. */
+  private early = false;
   private visible: boolean;
 
   constructor(
@@ -56,6 +58,11 @@ export class ScreenWebview extends Disposable {
       if (!this.isDisposed) {
         this.direct = direct;
         webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'), direct?.origin);
+        // The relay's exec starts while the webview boots (about a second); its first bytes wait
+        // in the socket pump. Only for the direct channel: postMessage bytes cannot wait for a page.
+        if (direct && controller.status.state === 'running') {
+          this.early = this.startRelay(true, false);
+        }
       }
     });
     this.register(webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)));
@@ -107,10 +114,18 @@ export class ScreenWebview extends Disposable {
     switch (message.type) {
       case 'ready':
         // A new document (first load, or re-created after being discarded): any old relay
-        // belongs to a session that no longer exists.
-        this.closeRelay('');
+        // belongs to a session that no longer exists; one started for this document stays.
+        if (!this.early) {
+          this.closeRelay('');
+        }
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
         this.postControl();
+        // 'ready' asks for a session too when the screen runs: no 'connect' round trip first.
+        if (this.controller.status.state === 'running') {
+          this.openRelay(message.origin);
+        } else {
+          this.closeRelay('');
+        }
         break;
       case 'connect':
         this.openRelay(message.origin);
@@ -140,35 +155,51 @@ export class ScreenWebview extends Disposable {
 
   /** `origin`: the webview's own, when it would dial the direct channel. */
   private openRelay(origin: string | undefined): void {
+    const direct = origin !== undefined ? this.direct : undefined;
+    // The relay started early is this session's when it is fresh and the webview dials directly.
+    const reuse = this.early && direct !== undefined && this.pump instanceof SocketPump;
+    this.early = false;
+    if (!reuse && !this.startRelay(direct !== undefined, true)) {
+      return;
+    }
+    const relay = this.relay;
+    const pump = this.pump;
+    let url: string | undefined;
+    if (direct && origin !== undefined && relay && pump instanceof SocketPump) {
+      this.offer = direct.server.offer(origin, (socket) => this.attachSocket(relay, pump, socket));
+      url = direct.base + this.offer.token;
+    }
+    this.post({ type: 'open', url });
+  }
+
+  /** A new relay with its gate and pump (the direct channel's or postMessage's); false when none could start. */
+  private startRelay(direct: boolean, report: boolean): boolean {
     this.closeRelay('');
     let relay: StreamProcess;
     try {
       relay = this.controller.openRelay();
     } catch (err) {
-      const reason = err instanceof ScreenError ? problemMessage(err.problem) : errorMessage(err);
-      this.post({ type: 'closed', reason });
-      return;
+      if (report) {
+        const reason = err instanceof ScreenError ? problemMessage(err.problem) : errorMessage(err);
+        this.post({ type: 'closed', reason });
+      }
+      return false;
     }
     this.relay = relay;
     this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId));
-    let url: string | undefined;
-    if (origin !== undefined && this.direct) {
-      const pump = new SocketPump(relay.stdout);
-      this.pump = pump;
-      this.offer = this.direct.server.offer(origin, (socket) => this.attachSocket(relay, pump, socket));
-      url = this.direct.origin + this.offer.path;
-    } else {
-      this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
-    }
+    this.pump = direct
+      ? new SocketPump(relay.stdout)
+      : new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
     this.pump.setVisible(this.visible);
     void relay.exited.then(() => {
       if (this.relay === relay) {
         this.relay = undefined;
+        this.early = false;
         this.endTransport();
         this.post({ type: 'closed', reason: '' });
       }
     });
-    this.post({ type: 'open', url });
+    return true;
   }
 
   /** The webview dialled the direct channel: its messages are input, the relay's bytes go to it. */
@@ -237,6 +268,7 @@ export class ScreenWebview extends Disposable {
     }
     const releases = this.gate?.release().forward ?? [];
     this.relay = undefined;
+    this.early = false;
     this.gate = undefined;
     this.endTransport();
     endRelay(relay, releases);

@@ -211,4 +211,7 @@ document.addEventListener('focusout', () => {
   keyboardBar.hidden = true;
 });
 
-post({ type: 'ready' });
+// 'ready' asks for a session too when the screen runs (the hello says whether it does).
+connectRequested = true;
+stats.setConnection('connecting');
+post({ type: 'ready', origin: transports.connectOrigin() });

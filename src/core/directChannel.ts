@@ -276,8 +276,8 @@ interface Offer {
 
 /** A token the webview may connect with, once. */
 export interface DirectOffer {
-  /** The URL path: `/` and the token. */
-  readonly path: string;
+  /** 64 hex digits: the last segment of the URL path (a forwarder may put its own path before it). */
+  readonly token: string;
   /** Forgets the token (the session ended, or the webview went the postMessage way). */
   revoke(): void;
 }
@@ -320,7 +320,7 @@ export class DirectChannelServer {
     const token = randomBytes(TOKEN_BYTES);
     const key = tokenKey(token.toString('hex'));
     this.offers.set(key, { token, origin, accept });
-    return { path: `/${token.toString('hex')}`, revoke: () => this.offers.delete(key) };
+    return { token: token.toString('hex'), revoke: () => this.offers.delete(key) };
   }
 
   dispose(): void {
@@ -332,7 +332,8 @@ export class DirectChannelServer {
   }
 
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
-    const presented = (req.url ?? '').replace(/^\//, '');
+    // The token is the path's last segment: a port forwarder (code-server's /proxy/<port>/) may keep its prefix.
+    const presented = /\/([0-9a-f]{64})$/.exec(req.url ?? '')?.[1] ?? '';
     const key = req.headers['sec-websocket-key'];
     if (
       req.method !== 'GET' ||

@@ -123,8 +123,9 @@ test('the offered token and origin upgrade; binary both ways; masked fragmented 
       socket.onMessage = (data) => messages.push(data);
       accepted.push(socket);
     });
-    assert.match(offer.path, /^\/[0-9a-f]{64}$/, '256 random bits in the path');
-    const client = dial(port, offer.path);
+    assert.match(offer.token, /^[0-9a-f]{64}$/, '256 random bits');
+    // Behind a path-keeping forwarder the token is the last segment.
+    const client = dial(port, `/proxy/${port}/${offer.token}`);
     assert.match(await client.response, /^HTTP\/1\.1 101/);
     await until(() => accepted.length === 1, 'the accept');
 
@@ -175,18 +176,18 @@ test('a wrong token, a wrong origin, a used token and a revoked token are refuse
     assert.match(await wrongToken.response, /^HTTP\/1\.1 403/);
     const noToken = dial(port, '/');
     assert.match(await noToken.response, /^HTTP\/1\.1 400/);
-    const otherOrigin = dial(port, offer.path, { origin: 'http://evil.example' });
+    const otherOrigin = dial(port, `/${offer.token}`, { origin: 'http://evil.example' });
     assert.match(await otherOrigin.response, /^HTTP\/1\.1 403/);
-    const noOrigin = dial(port, offer.path, { origin: '' });
+    const noOrigin = dial(port, `/${offer.token}`, { origin: '' });
     assert.match(await noOrigin.response, /^HTTP\/1\.1 403/);
     // The token was not spent by the refused attempts: the webview still gets in, once.
-    const first = dial(port, offer.path);
+    const first = dial(port, `/${offer.token}`);
     assert.match(await first.response, /^HTTP\/1\.1 101/);
-    const second = dial(port, offer.path);
+    const second = dial(port, `/${offer.token}`);
     assert.match(await second.response, /^HTTP\/1\.1 403/, 'one connection per token');
     const revoked = server.offer(ORIGIN, () => accepts++);
     revoked.revoke();
-    const late = dial(port, revoked.path);
+    const late = dial(port, `/${revoked.token}`);
     assert.match(await late.response, /^HTTP\/1\.1 403/);
     assert.equal(accepts, 1);
     assert.deepEqual(refusals, ['unknownToken', 'badRequest', 'wrongOrigin', 'wrongOrigin', 'unknownToken', 'unknownToken']);
@@ -203,7 +204,7 @@ test('protocol errors close the connection with their code: unmasked frame 1002,
     ];
     for (const [bytes, code] of cases) {
       const offer = server.offer(ORIGIN, () => undefined);
-      const client = dial(port, offer.path);
+      const client = dial(port, `/${offer.token}`);
       assert.match(await client.response, /^HTTP\/1\.1 101/);
       client.socket.write(bytes);
       await client.closed;
