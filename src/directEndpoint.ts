@@ -5,13 +5,18 @@ import { DirectChannelServer } from './core/directChannel';
 import { Disposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
 
-/** What a webview needs to dial the server: the origin for its CSP, the base URL for its socket. */
+/** What a webview needs to dial the server: the origins for its CSP, the base URLs for its socket. */
 export interface DirectAddress {
   readonly server: DirectChannelServer;
-  /** `ws://host:port` (or `wss://`), exactly what the webview's `connect-src` allows. */
-  readonly origin: string;
-  /** The URL a token is appended to: the origin and the forwarder's path (e.g. `/proxy/<port>/`). */
-  readonly base: string;
+  /** `ws://host:port` (or `wss://`) of each base, exactly what the webview's `connect-src` allows. */
+  readonly origins: readonly string[];
+  /**
+   * The URLs a token is appended to, in the order the webview tries them: VS Code's external
+   * address (with a forwarder's path, e.g. `/proxy/<port>/`), then the loopback address itself
+   * when that differs (a browser on this machine reaches it even where the external address
+   * leads to a forwarder that is not running).
+   */
+  readonly bases: readonly string[];
 }
 
 /** How long the address may take to resolve (a remote window forwards the port); else postMessage. */
@@ -50,9 +55,10 @@ export class DirectEndpoint extends Disposable {
       }
       const scheme = external.scheme === 'https' ? 'wss' : 'ws';
       const origin = `${scheme}://${external.authority}`;
-      const base = `${origin}${external.path.replace(/\/?$/, '/')}`;
-      this.log.info(`direct channel: listening on 127.0.0.1:${port}, webviews dial ${base}`);
-      return { server, origin, base };
+      const loopback = `ws://127.0.0.1:${port}`;
+      const bases = [...new Set([`${origin}${external.path.replace(/\/?$/, '/')}`, `${loopback}/`])];
+      this.log.info(`direct channel: listening on 127.0.0.1:${port}, webviews dial ${bases.join(' or ')}`);
+      return { server, origins: [...new Set([origin, loopback])], bases };
     } catch (err) {
       this.log.warn(`direct channel unavailable, viewers use postMessage: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;

@@ -86,10 +86,11 @@ export type HostToWebview =
   | { readonly type: 'hello'; readonly strings: ViewStrings; readonly status: ScreenStatusView }
   | { readonly type: 'status'; readonly status: ScreenStatusView }
   /**
-   * The relay is running: the webview may start its RFB session, on the direct channel at `url`
-   * when given (a one-time token in its path), else over postMessage.
+   * The relay is running: the webview may start its RFB session, on the direct channel at the
+   * first of `urls` that answers as ours (one one-time token, at the end of each path), else over
+   * postMessage.
    */
-  | { readonly type: 'open'; readonly url?: string }
+  | { readonly type: 'open'; readonly urls?: readonly string[] }
   /** RFB bytes from the sandbox, exact-size. */
   | { readonly type: 'rfb'; readonly data: Uint8Array }
   /** Who controls the screen, as this viewer sees it; `mine` means its input reaches the screen. */

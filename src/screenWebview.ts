@@ -57,7 +57,7 @@ export class ScreenWebview extends Disposable {
     void endpoint.resolve().then((direct) => {
       if (!this.isDisposed) {
         this.direct = direct;
-        webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'), direct?.origin);
+        webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'), direct?.origins);
         // The relay's exec starts while the webview boots (about a second); its first bytes wait
         // in the socket pump. Only for the direct channel: postMessage bytes cannot wait for a page.
         if (direct && controller.status.state === 'running') {
@@ -164,12 +164,13 @@ export class ScreenWebview extends Disposable {
     }
     const relay = this.relay;
     const pump = this.pump;
-    let url: string | undefined;
+    let urls: string[] | undefined;
     if (direct && origin !== undefined && relay && pump instanceof SocketPump) {
-      this.offer = direct.server.offer(origin, (socket) => this.attachSocket(relay, pump, socket));
-      url = direct.base + this.offer.token;
+      const offer = direct.server.offer(origin, (socket) => this.attachSocket(relay, pump, socket));
+      this.offer = offer;
+      urls = direct.bases.map((base) => base + offer.token);
     }
-    this.post({ type: 'open', url });
+    this.post({ type: 'open', urls });
   }
 
   /** A new relay with its gate and pump (the direct channel's or postMessage's); false when none could start. */

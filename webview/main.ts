@@ -52,7 +52,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'open':
       // No channel: the direct one could not be dialled; ask again, for postMessage.
-      void transports.open(message.url).then((opened) => (opened ? openSession(opened) : reconnect()));
+      void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : reconnect()));
       break;
     case 'control':
       inControl = message.mine;

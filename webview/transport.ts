@@ -1,11 +1,12 @@
 // The webview's side of the transports: the direct channel (a WebSocket to the extension host's
 // loopback server, src/core/directChannel.ts) when the host offers it, else postMessage; both
 // handed to noVNC as the same channel shape (./channel.ts).
+import { SUBPROTOCOL } from '../src/core/directProtocol';
 import type { WebviewToHost } from '../src/protocol';
 import { createChannel, type ScreenChannel } from './channel';
 import type { ScreenStats } from './stats';
 
-/** A socket that has not opened by then is given up, and the session goes over postMessage. */
+/** A socket that has not opened by then is given up: the next address is tried, then postMessage. */
 const DIAL_TIMEOUT_MS = 2000;
 
 export class Transports {
@@ -23,20 +24,22 @@ export class Transports {
   }
 
   /**
-   * The channel of a session the host opened: the direct channel at `url`, or postMessage when
-   * there is no url. Undefined when the direct channel could not be dialled: the caller asks the
-   * host again (`connect` then goes without an origin).
+   * The channel of a session the host opened: the direct channel at the first of `urls` that
+   * answers as ours, or postMessage when there are none. Undefined when the direct channel could
+   * not be dialled: the caller asks the host again (`connect` then goes without an origin).
    */
-  async open(url: string | undefined): Promise<ScreenChannel | undefined> {
-    if (url === undefined) {
+  async open(urls: readonly string[] | undefined): Promise<ScreenChannel | undefined> {
+    if (urls === undefined || urls.length === 0) {
       return this.messages();
     }
-    const socket = await dial(url);
-    if (!socket) {
-      this.directFailed = true;
-      return undefined;
+    for (const url of urls) {
+      const socket = await dial(url);
+      if (socket) {
+        return this.direct(socket);
+      }
     }
-    return this.direct(socket);
+    this.directFailed = true;
+    return undefined;
   }
 
   private messages(): ScreenChannel {
@@ -67,12 +70,12 @@ export class Transports {
   }
 }
 
-/** Opens a WebSocket; undefined when it fails or does not open in time. */
+/** Opens a WebSocket to our server; undefined when it fails, does not open in time, or is not ours. */
 function dial(url: string): Promise<WebSocket | undefined> {
   return new Promise((resolve) => {
     let socket: WebSocket;
     try {
-      socket = new WebSocket(url);
+      socket = new WebSocket(url, SUBPROTOCOL);
     } catch {
       resolve(undefined);
       return;
@@ -84,7 +87,12 @@ function dial(url: string): Promise<WebSocket | undefined> {
     }, DIAL_TIMEOUT_MS);
     socket.onopen = () => {
       window.clearTimeout(timer);
-      resolve(socket);
+      if (socket.protocol === SUBPROTOCOL) {
+        resolve(socket);
+      } else {
+        socket.close();
+        resolve(undefined);
+      }
     };
     socket.onerror = socket.onclose = () => {
       window.clearTimeout(timer);

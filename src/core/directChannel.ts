@@ -14,6 +14,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { SUBPROTOCOL } from './directProtocol';
 
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
@@ -340,7 +341,8 @@ export class DirectChannelServer {
       req.headers.upgrade?.toLowerCase() !== 'websocket' ||
       req.headers['sec-websocket-version'] !== '13' ||
       typeof key !== 'string' ||
-      !/^[0-9a-f]{64}$/.test(presented)
+      !/^[0-9a-f]{64}$/.test(presented) ||
+      !(req.headers['sec-websocket-protocol'] ?? '').split(',').some((p) => p.trim() === SUBPROTOCOL)
     ) {
       this.refuse(socket, 400, 'badRequest', req.url ?? '');
       return;
@@ -359,7 +361,7 @@ export class DirectChannelServer {
     this.offers.delete(mapKey);
     socket.write(
       'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        `Sec-WebSocket-Accept: ${acceptKey(key)}\r\n\r\n`,
+        `Sec-WebSocket-Accept: ${acceptKey(key)}\r\nSec-WebSocket-Protocol: ${SUBPROTOCOL}\r\n\r\n`,
     );
     const direct = new DirectSocket(socket);
     offer.accept(direct);

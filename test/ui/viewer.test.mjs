@@ -337,7 +337,7 @@ function upgradeStatus(url, origin) {
     const { hostname, port, pathname } = new URL(url.replace(/^ws/, 'http'));
     const req = http.request({ hostname, port, path: pathname, headers: {
       Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
-      'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'), Origin: origin,
+      'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'), Origin: origin, 'Sec-WebSocket-Protocol': 'botscreen.rfb',
     } });
     req.on('upgrade', (res, socket) => { socket.destroy(); resolve(res.statusCode); });
     req.on('response', (res) => { res.resume(); resolve(res.statusCode); });
@@ -354,10 +354,15 @@ test('the viewer streams over the direct channel, which refuses a guessed token,
     await waitForDesktop(view, 'Screen view');
     const container = await ourContainer(server);
     assert.equal((await screenStats(view)).transport, 'direct', 'the first session goes over the direct channel');
-    // The page may dial exactly the channel's origin, a loopback ws:// address.
+    // The page may dial exactly the channel's origins: VS Code's external address for the port
+    // (here the server's own origin, with a /proxy/<port>/ path) and the loopback address itself.
     const csp = await view.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]').content);
-    const channelOrigin = /connect-src (ws:\/\/127\.0\.0\.1:\d+)(;|$)/.exec(csp)?.[1];
-    assert.ok(channelOrigin, `the CSP names the direct channel: ${csp}`);
+    const origins = /connect-src ([^;]+)/.exec(csp)?.[1].trim().split(/\s+/) ?? [];
+    const webviewHost = await view.evaluate(() => location.host);
+    const channelOrigin = origins.find((o) => o !== `ws://${webviewHost}`);
+    assert.ok(origins.length >= 1 && origins.length <= 2 && origins.every((o) => /^ws:\/\/127\.0\.0\.1:\d+$/.test(o)),
+      `the CSP names the direct channel's origins and no other: ${csp}`);
+    assert.ok(channelOrigin, `the CSP names the loopback origin: ${csp}`);
 
     startFlood(container);
     const s0 = await screenStats(view);
@@ -376,11 +381,14 @@ test('the viewer streams over the direct channel, which refuses a guessed token,
     });
     // End the relay in the sandbox: the view reconnects, and dials the new session's token.
     execFileSync('docker', ['exec', container, 'pkill', '-f', '^python3 -c'], { stdio: 'ignore' });
-    const [url] = await waitFor(async () => {
+    const [first] = await waitFor(async () => {
       const dialed = await view.evaluate(() => window.dialed);
       return dialed.length > 0 ? dialed : undefined;
     }, 20_000, 20, 'the view to dial a new session');
-    assert.match(url, new RegExp(`^${channelOrigin}/(.*/)?[0-9a-f]{64}$`), 'a 256-bit token at the end of the path');
+    const token = /\/([0-9a-f]{64})$/.exec(first)?.[1];
+    assert.ok(token, `a 256-bit token at the end of the path: ${first}`);
+    // The same token at the loopback address (the view tries it after the external one).
+    const url = `${channelOrigin}/${token}`;
     // Quickly, while the token is on offer (the view gives up after 2 s): other origins are refused
     // without spending it, the webview's origin gets in once.
     assert.equal(await upgradeStatus(url, 'http://example.com'), 403, 'another origin is refused');
@@ -390,7 +398,7 @@ test('the viewer streams over the direct channel, which refuses a guessed token,
     assert.equal(await upgradeStatus(url.replace(/.$/, (c) => (c === '0' ? '1' : '0')), webviewOrigin), 403, 'a token one digit off is refused');
     // From the webview itself (the right origin, allowed by its CSP), a guessed token never opens a socket.
     const guessed = await view.evaluate((guess) => new Promise((resolve) => {
-      const ws = new window.RealWebSocket(guess);
+      const ws = new window.RealWebSocket(guess, 'botscreen.rfb');
       ws.onopen = () => { ws.close(); resolve('open'); };
       ws.onerror = () => resolve('refused');
     }), url.replace(/[0-9a-f]{64}$/, '0'.repeat(64)));

@@ -59,7 +59,7 @@ interface Client {
 function dial(port: number, path: string, headers: Record<string, string> = {}): Client {
   const socket = connect(port, '127.0.0.1');
   const key = randomBytes(16).toString('base64');
-  const all = { origin: ORIGIN, ...headers };
+  const all = { origin: ORIGIN, 'sec-websocket-protocol': 'chat, botscreen.rfb', ...headers };
   const lines = [
     `GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade',
     `Sec-WebSocket-Key: ${key}`, 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Extensions: permessage-deflate',
@@ -77,6 +77,7 @@ function dial(port: number, path: string, headers: Record<string, string> = {}):
       if (head.startsWith('HTTP/1.1 101')) {
         assert.match(head, new RegExp(`Sec-WebSocket-Accept: ${acceptKey(key).replace(/[+/]/g, '\\$&')}`));
         assert.doesNotMatch(head, /Sec-WebSocket-Extensions/i, 'no extension is negotiated (no deflate)');
+        assert.match(head, /\r\nSec-WebSocket-Protocol: botscreen\.rfb(\r|$)/, 'the server names our subprotocol');
       }
       resolveHead(head);
     }
@@ -180,6 +181,8 @@ test('a wrong token, a wrong origin, a used token and a revoked token are refuse
     assert.match(await otherOrigin.response, /^HTTP\/1\.1 403/);
     const noOrigin = dial(port, `/${offer.token}`, { origin: '' });
     assert.match(await noOrigin.response, /^HTTP\/1\.1 403/);
+    const noSubprotocol = dial(port, `/${offer.token}`, { 'sec-websocket-protocol': '' });
+    assert.match(await noSubprotocol.response, /^HTTP\/1\.1 400/, 'a client that does not ask for our subprotocol is not ours');
     // The token was not spent by the refused attempts: the webview still gets in, once.
     const first = dial(port, `/${offer.token}`);
     assert.match(await first.response, /^HTTP\/1\.1 101/);
@@ -190,7 +193,7 @@ test('a wrong token, a wrong origin, a used token and a revoked token are refuse
     const late = dial(port, `/${revoked.token}`);
     assert.match(await late.response, /^HTTP\/1\.1 403/);
     assert.equal(accepts, 1);
-    assert.deepEqual(refusals, ['unknownToken', 'badRequest', 'wrongOrigin', 'wrongOrigin', 'unknownToken', 'unknownToken']);
+    assert.deepEqual(refusals, ['unknownToken', 'badRequest', 'wrongOrigin', 'wrongOrigin', 'badRequest', 'unknownToken', 'unknownToken']);
     first.socket.destroy();
   });
 });
