@@ -7,7 +7,7 @@ import { createChannel, type ScreenChannel } from './channel';
 import type { ScreenStats } from './stats';
 
 /** A socket that has not opened by then is given up: the next address is tried, then postMessage. */
-const DIAL_TIMEOUT_MS = 2000;
+const DIAL_TIMEOUT_MS = 5000;
 
 export class Transports {
   /** Set once the direct channel failed in this document: later sessions go straight to postMessage. */

@@ -389,7 +389,7 @@ test('the viewer streams over the direct channel, which refuses a guessed token,
     assert.ok(token, `a 256-bit token at the end of the path: ${first}`);
     // The same token at the loopback address (the view tries it after the external one).
     const url = `${channelOrigin}/${token}`;
-    // Quickly, while the token is on offer (the view gives up after 2 s): other origins are refused
+    // Quickly, while the token is on offer (the view gives up on each address after 5 s): other origins are refused
     // without spending it, the webview's origin gets in once.
     assert.equal(await upgradeStatus(url, 'http://example.com'), 403, 'another origin is refused');
     assert.equal(await upgradeStatus(url, 'null'), 403, 'a sandboxed page (origin null) is refused');
