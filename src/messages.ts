@@ -264,6 +264,9 @@ export function viewStrings(): ViewStrings {
     statFirstFrame: vscode.l10n.t('Connect to first frame (ms)'),
     statLastFrame: vscode.l10n.t('Since the last frame (s)'),
     statReconnects: vscode.l10n.t('Reconnects'),
+    statTransport: vscode.l10n.t('Transport'),
+    transportDirect: vscode.l10n.t('Direct socket'),
+    transportMessages: vscode.l10n.t('VS Code messages'),
   };
 }
 

@@ -3,8 +3,9 @@
  * Shared by both sides (no `vscode` or DOM imports here). Every message has a `type`.
  *
  * Handshake: the webview posts `ready` when its script has loaded; the host answers with
- * `hello` (strings and the current status). Then the webview posts `connect` whenever it wants
- * an RFB stream; the host answers `open` (relay running) or `closed`.
+ * `hello` (strings and the current status) and, when the screen runs, opens a session as for
+ * `connect`. Later the webview posts `connect` whenever it wants an RFB stream; the host
+ * answers `open` (relay running) or `closed`.
  */
 
 import type { ScreenState } from './core/screenState';
@@ -75,13 +76,21 @@ export interface ViewStrings {
   readonly statFirstFrame: string;
   readonly statLastFrame: string;
   readonly statReconnects: string;
+  readonly statTransport: string;
+  /** The transport's two values: the direct channel, and VS Code's webview messages. */
+  readonly transportDirect: string;
+  readonly transportMessages: string;
 }
 
 export type HostToWebview =
   | { readonly type: 'hello'; readonly strings: ViewStrings; readonly status: ScreenStatusView }
   | { readonly type: 'status'; readonly status: ScreenStatusView }
-  /** The relay is running: the webview may start its RFB session. */
-  | { readonly type: 'open' }
+  /**
+   * The relay is running: the webview may start its RFB session, on the direct channel at the
+   * first of `urls` that answers as ours (one one-time token, at the end of each path), else over
+   * postMessage.
+   */
+  | { readonly type: 'open'; readonly urls?: readonly string[] }
   /** RFB bytes from the sandbox, exact-size. */
   | { readonly type: 'rfb'; readonly data: Uint8Array }
   /** Who controls the screen, as this viewer sees it; `mine` means its input reaches the screen. */
@@ -94,8 +103,10 @@ export type HostToWebview =
   | { readonly type: 'clipboardToScreen'; readonly text: string };
 
 export type WebviewToHost =
-  | { readonly type: 'ready' }
-  | { readonly type: 'connect' }
+  /** `origin` as for `connect`: `ready` asks for a session too when the screen runs. */
+  | { readonly type: 'ready'; readonly origin?: string }
+  /** `origin`: the webview's own, when it would dial the direct channel; absent for postMessage. */
+  | { readonly type: 'connect'; readonly origin?: string }
   | { readonly type: 'disconnect' }
   /** RFB bytes typed or clicked by the user. */
   | { readonly type: 'rfb'; readonly data: Uint8Array }

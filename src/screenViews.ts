@@ -4,6 +4,7 @@ import type { Control } from './control';
 import { Disposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
 import type { ScreenController } from './core/screen';
+import { DirectEndpoint } from './directEndpoint';
 import { ScreenWebview } from './screenWebview';
 
 export const SCREEN_VIEW_ID = 'botScreen.screen';
@@ -15,6 +16,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
   private sidebar: ScreenWebview | undefined;
   private sidebarVisible = false;
   private panel: { panel: vscode.WebviewPanel; screen: ScreenWebview } | undefined;
+  private readonly direct: DirectEndpoint;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -23,6 +25,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
     private readonly log: Logger,
   ) {
     super();
+    this.direct = this.register(new DirectEndpoint(log));
     this.register(
       vscode.window.registerWebviewViewProvider(SCREEN_VIEW_ID, this, {
         // Kept documents resume in about 0.25 s instead of about 1.4 s for a new one; hidden
@@ -36,7 +39,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.sidebar?.dispose();
-    const screen = new ScreenWebview(view.webview, this.extensionUri, this.controller, this.control, this.log, false, view.visible);
+    const screen = new ScreenWebview(view.webview, this.extensionUri, this.controller, this.control, this.log, false, view.visible, this.direct);
     this.sidebar = screen;
     this.sidebarVisible = view.visible;
     view.onDidChangeVisibility(() => {
@@ -82,7 +85,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
 
   private adopt(panel: vscode.WebviewPanel): void {
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'screen.svg');
-    const screen = new ScreenWebview(panel.webview, this.extensionUri, this.controller, this.control, this.log, true, panel.visible);
+    const screen = new ScreenWebview(panel.webview, this.extensionUri, this.controller, this.control, this.log, true, panel.visible, this.direct);
     this.panel = { panel, screen };
     panel.onDidChangeViewState(() => screen.setVisible(panel.visible));
     panel.onDidDispose(() => {

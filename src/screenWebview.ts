@@ -6,7 +6,9 @@ import type { Control } from './control';
 import { Disposable } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
-import { RfbPump } from './core/pump';
+import { RfbPump, SocketPump } from './core/pump';
+import type { DirectOffer, DirectSocket } from './core/directChannel';
+import type { DirectAddress, DirectEndpoint } from './directEndpoint';
 import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
@@ -21,14 +23,22 @@ import { screenHtml, webviewRoots } from './webviewHtml';
  * has its own relay; closing a viewer kills that relay only, never the screen. While the
  * viewer is hidden its relay is not read, so no bytes flow and the RFB session waits intact.
  * Every byte the viewer sends passes an input gate: input reaches the screen only while this
- * viewer holds control.
+ * viewer holds control. The bytes travel over the direct channel (a loopback WebSocket, see
+ * src/core/directChannel.ts) when the webview can reach it, else over postMessage.
  */
 export class ScreenWebview extends Disposable {
   /** A capability: who this viewer is in the lease. Never shown. */
   readonly viewerId = randomUUID();
   private relay: StreamProcess | undefined;
   private gate: RfbInputGate | undefined;
-  private pump: RfbPump | undefined;
+  private pump: RfbPump | SocketPump | undefined;
+  /** The current session's direct channel: its token until the webview dials, then its socket. */
+  private offer: DirectOffer | undefined;
+  private socket: DirectSocket | undefined;
+  /** Where the webview may dial the direct channel; undefined means postMessage only. */
+  private direct: DirectAddress | undefined;
+  /** The relay was started while the webview booted and waits for the webview's first session. */
+  private early = false;
   private visible: boolean;
   private readonly clipboard: ViewerClipboard;
 
@@ -40,12 +50,24 @@ export class ScreenWebview extends Disposable {
     private readonly log: Logger,
     private readonly inEditor: boolean,
     visible: boolean,
+    endpoint: DirectEndpoint,
   ) {
     super();
     this.visible = visible;
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
-    webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'));
     this.clipboard = new ViewerClipboard(() => this.gate, (message) => this.post(message), log);
+    // The page's CSP names the direct channel's origin, so the page waits for it (a few ms).
+    void endpoint.resolve().then((direct) => {
+      if (!this.isDisposed) {
+        this.direct = direct;
+        webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'), direct?.origins);
+        // The relay's exec starts while the webview boots (about a second); its first bytes wait
+        // in the socket pump. Only for the direct channel: postMessage bytes cannot wait for a page.
+        if (direct && controller.status.state === 'running') {
+          this.early = this.startRelay(true, false);
+        }
+      }
+    });
     this.register(webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)));
     this.register(
       controller.onStatus((status) => {
@@ -103,14 +125,22 @@ export class ScreenWebview extends Disposable {
     switch (message.type) {
       case 'ready':
         // A new document (first load, or re-created after being discarded): any old relay
-        // belongs to a session that no longer exists.
-        this.closeRelay('');
+        // belongs to a session that no longer exists; one started for this document stays.
+        if (!this.early) {
+          this.closeRelay('');
+        }
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
         this.postControl();
         this.clipboardState();
+        // 'ready' asks for a session too when the screen runs: no 'connect' round trip first.
+        if (this.controller.status.state === 'running') {
+          this.openRelay(message.origin);
+        } else {
+          this.closeRelay('');
+        }
         break;
       case 'connect':
-        this.openRelay();
+        this.openRelay(message.origin);
         break;
       case 'disconnect':
         this.closeRelay('');
@@ -142,30 +172,84 @@ export class ScreenWebview extends Disposable {
     }
   }
 
-  private openRelay(): void {
+  /** `origin`: the webview's own, when it would dial the direct channel. */
+  private openRelay(origin: string | undefined): void {
+    const direct = origin !== undefined ? this.direct : undefined;
+    // The relay started early is this session's when it is fresh and the webview dials directly.
+    const reuse = this.early && direct !== undefined && this.pump instanceof SocketPump;
+    this.early = false;
+    if (!reuse && !this.startRelay(direct !== undefined, true)) {
+      return;
+    }
+    const relay = this.relay;
+    const pump = this.pump;
+    let urls: string[] | undefined;
+    if (direct && origin !== undefined && relay && pump instanceof SocketPump) {
+      const offer = direct.server.offer(origin, (socket) => this.attachSocket(relay, pump, socket));
+      this.offer = offer;
+      urls = direct.bases.map((base) => base + offer.token);
+    }
+    this.post({ type: 'open', urls });
+  }
+
+  /** A new relay with its gate and pump (the direct channel's or postMessage's); false when none could start. */
+  private startRelay(direct: boolean, report: boolean): boolean {
     this.closeRelay('');
     let relay: StreamProcess;
     try {
       relay = this.controller.openRelay();
     } catch (err) {
-      const reason = err instanceof ScreenError ? problemMessage(err.problem) : errorMessage(err);
-      this.post({ type: 'closed', reason });
-      return;
+      if (report) {
+        const reason = err instanceof ScreenError ? problemMessage(err.problem) : errorMessage(err);
+        this.post({ type: 'closed', reason });
+      }
+      return false;
     }
     this.relay = relay;
     this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), { clipboard: clipboardPolicy });
     this.clipboard.sessionOpened();
-    this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
+    this.pump = direct
+      ? new SocketPump(relay.stdout)
+      : new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
     this.pump.setVisible(this.visible);
     void relay.exited.then(() => {
       if (this.relay === relay) {
         this.relay = undefined;
-        this.pump?.dispose();
-        this.pump = undefined;
+        this.early = false;
+        this.endTransport();
         this.post({ type: 'closed', reason: '' });
       }
     });
-    this.post({ type: 'open' });
+    return true;
+  }
+
+  /** The webview dialled the direct channel: its messages are input, the relay's bytes go to it. */
+  private attachSocket(relay: StreamProcess, pump: SocketPump, socket: DirectSocket): void {
+    this.offer = undefined;
+    if (this.relay !== relay) {
+      socket.close();
+      return;
+    }
+    this.socket = socket;
+    socket.onMessage = (data) => this.forwardInput(data);
+    socket.onClose = () => {
+      if (this.socket === socket) {
+        this.socket = undefined;
+        this.closeRelay('');
+      }
+    };
+    pump.attach(socket);
+  }
+
+  /** The session's pump, token and socket go (the relay is ending or gone). */
+  private endTransport(): void {
+    this.pump?.dispose();
+    this.pump = undefined;
+    this.offer?.revoke();
+    this.offer = undefined;
+    const socket = this.socket;
+    this.socket = undefined;
+    socket?.close();
   }
 
   /** The viewer's bytes, through the gate: handshake and requests always, input only with control. */
@@ -214,9 +298,9 @@ export class ScreenWebview extends Disposable {
     }
     const releases = this.gate?.release().forward ?? [];
     this.relay = undefined;
+    this.early = false;
     this.gate = undefined;
-    this.pump?.dispose();
-    this.pump = undefined;
+    this.endTransport();
     endRelay(relay, releases);
     this.post({ type: 'closed', reason });
   }

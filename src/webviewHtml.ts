@@ -10,8 +10,9 @@ export function webviewRoots(extensionUri: vscode.Uri): vscode.Uri[] {
 /**
  * The Screen page. `img-src data:` is load-bearing: noVNC draws Tight-JPEG rectangles through
  * data: URLs, and without it the canvas freezes silently. No inline style or script runs.
+ * `directOrigins` are the direct channel's `ws://host:port` addresses, when there is one.
  */
-export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string): string {
+export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string, directOrigins: readonly string[] = []): string {
   const nonce = randomBytes(18).toString('base64');
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'screen.css'));
@@ -21,6 +22,8 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
     `style-src ${webview.cspSource}`,
     `img-src ${webview.cspSource} data:`,
     `font-src ${webview.cspSource}`,
+    // The direct channel (src/core/directChannel.ts): exactly its origins, nothing else.
+    ...(directOrigins.length > 0 ? [`connect-src ${directOrigins.join(' ')}`] : []),
   ].join('; ');
   return `<!DOCTYPE html>
 <html lang="${vscode.env.language}">

@@ -1,19 +1,34 @@
-// The WebSocket-shaped channel over postMessage that noVNC reads the relay's bytes from.
+// The WebSocket-shaped channel noVNC reads the relay's bytes from, whichever transport carries
+// them (postMessage, or the direct channel's WebSocket: ./transport.ts).
 import type { RawChannel } from '@novnc/novnc';
 
+/** Which way a session's bytes travel. */
+export type TransportKind = 'direct' | 'postMessage';
+
 /**
- * A WebSocket-shaped channel over postMessage, as noVNC's `Websock.attach` expects: every name
- * it checks must be an own property (inherited ones fail with "Raw channel missing property").
+ * A WebSocket-shaped channel, as noVNC's `Websock.attach` expects: every name it checks must be
+ * an own property (inherited ones fail with "Raw channel missing property").
  */
-export interface PostMessageChannel extends RawChannel {
+export interface ScreenChannel extends RawChannel {
+  readonly transport: TransportKind;
   /** Feeds bytes that came from the sandbox into noVNC. */
-  deliver(data: Uint8Array): void;
+  deliver(data: ArrayBuffer | Uint8Array): void;
   /** The relay ended: noVNC sees a close. */
   end(reason: string): void;
 }
 
-export function createChannel(sendToHost: (data: Uint8Array) => void, closeByViewer: () => void): PostMessageChannel {
-  const channel: PostMessageChannel = {
+/**
+ * `sendToHost` must copy or send at once: noVNC reuses its send buffer. `closeByViewer` runs when
+ * noVNC closes the channel; `closeTransport` when it ends, whoever ended it.
+ */
+export function createChannel(
+  transport: TransportKind,
+  sendToHost: (data: Uint8Array) => void,
+  closeByViewer: () => void,
+  closeTransport: () => void = () => undefined,
+): ScreenChannel {
+  const channel: ScreenChannel = {
+    transport,
     binaryType: 'arraybuffer',
     protocol: '',
     // 'open' at attach time makes noVNC start the RFB handshake at once.
@@ -24,25 +39,28 @@ export function createChannel(sendToHost: (data: Uint8Array) => void, closeByVie
     onclose: null,
     send(data: Uint8Array) {
       if (channel.readyState === 'open') {
-        // noVNC reuses its send buffer: copy before it leaves.
-        sendToHost(data.slice());
+        sendToHost(data);
       }
     },
     close() {
       if (channel.readyState === 'open') {
         channel.readyState = 'closed';
         closeByViewer();
+        closeTransport();
         channel.onclose?.({ code: 1000, reason: '', wasClean: true });
       }
     },
-    deliver(data: Uint8Array) {
+    deliver(data: ArrayBuffer | Uint8Array) {
       if (channel.readyState === 'open') {
-        channel.onmessage?.({ data });
+        // noVNC wraps what it gets in a Uint8Array: an ArrayBuffer is wrapped, a Uint8Array copied.
+        const whole = data instanceof Uint8Array && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+        channel.onmessage?.({ data: whole ? (data.buffer as ArrayBuffer) : data });
       }
     },
     end(reason: string) {
       if (channel.readyState === 'open') {
         channel.readyState = 'closed';
+        closeTransport();
         channel.onclose?.({ code: 1006, reason, wasClean: false });
       }
     },

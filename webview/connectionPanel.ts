@@ -1,16 +1,17 @@
 // The connection panel: a small overlay in the Screen view, opened by the info button in its
 // header, that shows how the RFB session is doing (state, JPEG quality and compression level,
 // frames drawn per second, bytes per second, totals, time to first frame, last frame age,
-// reconnects) for users who tune the link. Its numbers come from ./stats.ts; its labels from the
+// reconnects, transport) for users who tune the link. Its numbers come from ./stats.ts; its labels from the
 // host (ViewStrings), like every other word in the view.
 import type { ViewStrings } from '../src/protocol';
+import type { TransportKind } from './channel';
 import type { Connection, ScreenStats } from './stats';
 
 /** Often enough to read as live, rarely enough to cost nothing next to the drawing. */
 const REFRESH_MS = 500;
 
-type Row = 'connection' | 'quality' | 'frameRate' | 'rate' | 'total' | 'firstFrame' | 'lastFrame' | 'reconnects';
-const ROWS: readonly Row[] = ['connection', 'quality', 'frameRate', 'rate', 'total', 'firstFrame', 'lastFrame', 'reconnects'];
+type Row = 'connection' | 'quality' | 'frameRate' | 'rate' | 'total' | 'firstFrame' | 'lastFrame' | 'reconnects' | 'transport';
+const ROWS: readonly Row[] = ['connection', 'quality', 'frameRate', 'rate', 'total', 'firstFrame', 'lastFrame', 'reconnects', 'transport'];
 
 /** What noVNC exposes of the link's tuning (public RFB properties; it has no "encoding in use"). */
 export interface Tuning {
@@ -62,6 +63,7 @@ export class ConnectionPanel {
       firstFrame: strings.statFirstFrame,
       lastFrame: strings.statLastFrame,
       reconnects: strings.statReconnects,
+      transport: strings.statTransport,
     };
     this.values.clear();
     this.list.replaceChildren(...ROWS.flatMap((row) => {
@@ -106,6 +108,7 @@ export class ConnectionPanel {
     this.show('firstFrame', s.firstFrameAt > 0 ? this.number.format(s.firstFrameAt - s.openedAt) : '–');
     this.show('lastFrame', s.lastFrameAt > 0 ? this.number.format((now - s.lastFrameAt) / 1000) : '–');
     this.show('reconnects', this.number.format(Math.max(0, s.connects - 1)));
+    this.show('transport', this.transportLabel(s.transport));
     this.last = { at: now, frames: s.framesDrawn, bytes: s.bytesIn, connects: s.connects };
   }
 
@@ -114,6 +117,13 @@ export class ConnectionPanel {
     if (value && value.textContent !== text) {
       value.textContent = text;
     }
+  }
+
+  private transportLabel(transport: TransportKind | undefined): string {
+    if (!transport) {
+      return '–';
+    }
+    return (transport === 'direct' ? this.strings?.transportDirect : this.strings?.transportMessages) ?? transport;
   }
 
   private connectionLabel(connection: Connection): string {

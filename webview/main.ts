@@ -1,11 +1,12 @@
 // The Screen webview's script: the view's header, actions and bars, and the noVNC session that
-// draws the screen over the host's postMessage relay.
+// draws the screen over the host's relay (direct channel or postMessage: ./transport.ts).
 import RFB from '@novnc/novnc';
 import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
-import { createChannel, type PostMessageChannel } from './channel';
+import type { ScreenChannel } from './channel';
 import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
 import { ScreenStats } from './stats';
+import { Transports } from './transport';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
 
@@ -33,7 +34,8 @@ let strings: ViewStrings | undefined;
 let inControl = false;
 let status: ScreenStatusView | undefined;
 let rfb: RFB | undefined;
-let channel: PostMessageChannel | undefined;
+let channel: ScreenChannel | undefined;
+const transports = new Transports(post, stats);
 let connectRequested = false;
 let retryTimer: number | undefined;
 
@@ -51,7 +53,8 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       render(message.status);
       break;
     case 'open':
-      openSession();
+      // No channel: the direct one could not be dialled; ask again, for postMessage.
+      void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : reconnect()));
       break;
     case 'control':
       inControl = message.mine;
@@ -122,19 +125,24 @@ function ensureConnected(): void {
   }
   connectRequested = true;
   stats.setConnection('connecting');
-  post({ type: 'connect' });
+  post({ type: 'connect', origin: transports.connectOrigin() });
 }
 
-function openSession(): void {
+function reconnect(): void {
+  connectRequested = false;
+  if (status?.state === 'running') {
+    ensureConnected();
+  }
+}
+
+function openSession(opened: ScreenChannel): void {
   connectRequested = false;
   if (rfb || status?.state !== 'running') {
+    opened.end(''); // a session nobody waits for any more
     return;
   }
   stats.sessionOpened();
-  channel = createChannel(
-    (data) => post({ type: 'rfb', data }),
-    () => post({ type: 'disconnect' }),
-  );
+  channel = opened;
   const session = new RFB(screen, channel, { shared: true });
   session.scaleViewport = true;
   session.viewOnly = !inControl;
@@ -210,4 +218,7 @@ document.addEventListener('focusout', () => {
   keyboardBar.hidden = true;
 });
 
-post({ type: 'ready' });
+// 'ready' asks for a session too when the screen runs (the hello says whether it does).
+connectRequested = true;
+stats.setConnection('connecting');
+post({ type: 'ready', origin: transports.connectOrigin() });

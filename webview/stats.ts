@@ -3,6 +3,7 @@
 // the panel's element, present whether or not the panel is shown, so nothing but the DOM exposes
 // them (no global object).
 import Display from '../node_modules/@novnc/novnc/core/display.js';
+import type { TransportKind } from './channel';
 
 /** The viewer's RFB session, as the panel names it. */
 export type Connection = 'idle' | 'connecting' | 'live' | 'closed';
@@ -35,6 +36,8 @@ export class ScreenStats {
   connection: Connection = 'idle';
   hostState = '';
   inControl = false;
+  /** Which way the current session's bytes travel (data-transport). */
+  transport: TransportKind | undefined;
   /** RFB sessions opened by this document; reconnects are one less. */
   connects = 0;
   /** Framebuffer updates drawn in the current session. */
@@ -72,6 +75,11 @@ export class ScreenStats {
   setConnection(connection: Connection): void {
     this.connection = connection;
     this.element.dataset.state = connection;
+  }
+
+  setTransport(transport: TransportKind): void {
+    this.transport = transport;
+    this.element.dataset.transport = transport;
   }
 
   setHostState(state: string): void {

@@ -1,4 +1,5 @@
-// The bridge's pump: a relay's stdout coalesced into webview posts, with backpressure by unanswered posts.
+// The bridge's pumps: a relay's stdout into a viewer, either as webview posts (backpressure by
+// unanswered posts) or as messages on the direct channel (backpressure by the socket's buffer).
 import type { Readable } from 'node:stream';
 
 export interface PumpOptions {
@@ -13,30 +14,24 @@ export interface PumpOptions {
 export const DEFAULT_PUMP_OPTIONS: PumpOptions = { maxInFlight: 16, resumeInFlight: 4, maxPostBytes: 1 << 20 };
 
 export interface PumpStats {
-  /** How often the relay stopped being read (the webview lagged or was hidden). */
+  /** How often the relay stopped being read (the viewer lagged or was hidden). */
   pauses: number;
 }
 
 /**
- * Moves a relay's stdout into a webview. Small chunks read in one turn of the event loop are
- * coalesced into one exact-size Uint8Array (a pooled Node Buffer would transfer its whole
- * backing store). When the webview lags (too many unanswered posts) or is hidden, the relay is
- * no longer read, so backpressure reaches the VNC server instead of piling up in memory.
+ * What both pumps share: chunks read in one turn of the event loop are coalesced and handed on
+ * together; while the viewer is hidden or its sink is full, the relay is no longer read, so
+ * backpressure reaches the VNC server instead of piling up in memory.
  */
-export class RfbPump {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  private inFlight = 0;
-  private visible = true;
+abstract class SourcePump {
+  protected pending: Buffer[] = [];
+  protected pendingBytes = 0;
+  protected visible = true;
+  protected disposed = false;
   private flushScheduled = false;
-  private disposed = false;
   readonly stats: PumpStats = { pauses: 0 };
 
-  constructor(
-    private readonly source: Readable,
-    private readonly post: (data: Uint8Array) => PromiseLike<boolean>,
-    private readonly options: PumpOptions = DEFAULT_PUMP_OPTIONS,
-  ) {
+  constructor(private readonly source: Readable) {
     source.on('data', (chunk: Buffer) => this.onData(chunk));
   }
 
@@ -51,6 +46,13 @@ export class RfbPump {
     this.pendingBytes = 0;
   }
 
+  /** True while the sink takes nothing more. */
+  protected abstract blocked(): boolean;
+  /** True when a paused source may be read again. */
+  protected abstract mayResume(): boolean;
+  /** Hands pending bytes to the sink, as far as it takes them. */
+  protected abstract drain(): void;
+
   private onData(chunk: Buffer): void {
     if (this.disposed) {
       return;
@@ -60,15 +62,18 @@ export class RfbPump {
     this.update();
   }
 
-  private update(): void {
-    const blocked = !this.visible || this.inFlight >= this.options.maxInFlight;
+  protected update(): void {
+    if (this.disposed) {
+      return;
+    }
+    const blocked = !this.visible || this.blocked();
     if (blocked && !this.source.isPaused()) {
       this.source.pause();
       this.stats.pauses++;
-    } else if (!blocked && this.source.isPaused() && this.inFlight <= this.options.resumeInFlight) {
+    } else if (!blocked && this.source.isPaused() && this.mayResume()) {
       this.source.resume();
     }
-    if (this.visible && this.pendingBytes > 0 && !this.flushScheduled) {
+    if (!blocked && this.pendingBytes > 0 && !this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
@@ -76,7 +81,39 @@ export class RfbPump {
 
   private flush(): void {
     this.flushScheduled = false;
-    while (!this.disposed && this.visible && this.pendingBytes > 0 && this.inFlight < this.options.maxInFlight) {
+    if (!this.disposed && this.visible) {
+      this.drain();
+    }
+    this.update();
+  }
+}
+
+/**
+ * Moves a relay's stdout into a webview by posts. Each post is one exact-size Uint8Array (a
+ * pooled Node Buffer would transfer its whole backing store). When the webview lags (too many
+ * unanswered posts) or is hidden, the relay is not read.
+ */
+export class RfbPump extends SourcePump {
+  private inFlight = 0;
+
+  constructor(
+    source: Readable,
+    private readonly post: (data: Uint8Array) => PromiseLike<boolean>,
+    private readonly options: PumpOptions = DEFAULT_PUMP_OPTIONS,
+  ) {
+    super(source);
+  }
+
+  protected blocked(): boolean {
+    return this.inFlight >= this.options.maxInFlight;
+  }
+
+  protected mayResume(): boolean {
+    return this.inFlight <= this.options.resumeInFlight;
+  }
+
+  protected drain(): void {
+    while (!this.disposed && this.pendingBytes > 0 && this.inFlight < this.options.maxInFlight) {
       const data = this.take(Math.min(this.pendingBytes, this.options.maxPostBytes));
       this.inFlight++;
       Promise.resolve(this.post(data)).then(
@@ -84,14 +121,11 @@ export class RfbPump {
         () => this.settle(),
       );
     }
-    this.update();
   }
 
   private settle(): void {
     this.inFlight--;
-    if (!this.disposed) {
-      this.update();
-    }
+    this.update();
   }
 
   /** Copies the first `size` pending bytes into a fresh exact-size array. */
@@ -111,5 +145,52 @@ export class RfbPump {
     }
     this.pendingBytes -= size;
     return out;
+  }
+}
+
+/** Where the direct channel's pump writes: one message of several chunks; false means "full, wait for drain". */
+export interface MessageSink {
+  send(chunks: readonly Uint8Array[], length: number): boolean;
+  onDrain(listener: () => void): void;
+}
+
+/**
+ * Moves a relay's stdout into the direct channel's socket: no copies (the chunks go out behind
+ * one frame header), one message per turn of the event loop. Until the webview's socket is
+ * attached, the relay's first bytes wait here and the relay is not read further.
+ */
+export class SocketPump extends SourcePump {
+  private sink: MessageSink | undefined;
+  private full = false;
+
+  attach(sink: MessageSink): void {
+    this.sink = sink;
+    this.update();
+  }
+
+  protected blocked(): boolean {
+    return !this.sink || this.full;
+  }
+
+  protected mayResume(): boolean {
+    return true;
+  }
+
+  protected drain(): void {
+    const sink = this.sink;
+    if (!sink || this.full || this.pendingBytes === 0) {
+      return;
+    }
+    const chunks = this.pending;
+    const length = this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (!sink.send(chunks, length)) {
+      this.full = true;
+      sink.onDrain(() => {
+        this.full = false;
+        this.update();
+      });
+    }
   }
 }

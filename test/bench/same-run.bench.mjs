@@ -416,7 +416,8 @@ async function main() {
   const machineBefore = machineDescription();
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'botscreen-bench-'));
   await fsp.chmod(dir, 0o700);
-  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always' } });
+  // BENCH_USER_SETTINGS (JSON) adds user settings to A, e.g. {"botScreen.viewer.directChannel":false} for its postMessage path.
+  const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always', ...JSON.parse(process.env.BENCH_USER_SETTINGS ?? '{}') } });
   const cleanup = [];
   const results = { A: {}, B: {} };
   let geometry = '';

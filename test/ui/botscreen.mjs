@@ -145,7 +145,8 @@ export const SCREEN_FRAME = '#connection';
 /**
  * The Screen viewer's counters, read from its connection panel's data-* attributes (webview/stats.ts;
  * present whether or not the panel is shown): connection ('idle' | 'connecting' | 'live' | 'closed'),
- * hostState, inControl, connects, framesDrawn and bytesIn, and the Date.now() of the session's
+ * hostState, inControl, connects, framesDrawn and bytesIn, transport ('direct' | 'postMessage' |
+ * undefined before a session), and the Date.now() of the session's
  * openedAt, firstFrameAt and lastFrameAt (0 before there is one). Undefined in a frame without one.
  */
 export async function screenStats(frame) {
@@ -160,6 +161,7 @@ export async function screenStats(frame) {
       connects: Number(d.connects),
       framesDrawn: Number(d.frames),
       bytesIn: Number(d.bytesIn),
+      transport: d.transport,
       openedAt: Number(d.openedAt),
       firstFrameAt: Number(d.firstFrameAt),
       lastFrameAt: Number(d.lastFrameAt),

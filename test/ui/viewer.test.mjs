@@ -1,10 +1,13 @@
 // The Screen viewers in a real VS Code (VS Code Server 1.99.3 web workbench, Debian's Chromium):
 // a hidden retained viewer must not stream, the keyboard the canvas captures must be given back,
+// the bytes go over the direct channel (refusing strangers) or, failing that, postMessage,
 // and a sandbox removed under a live screen must be reported as gone. Each test opens its own
 // server and window on a real container of the desktop image, and removes what it created.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
 import { PANEL_TITLE, SCREEN_FRAME, TITLES, containersOf, screenStats, withWindow } from './botscreen.mjs';
@@ -289,11 +292,12 @@ test('the connection panel opens from the keyboard and shows numbers that grow w
     assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
     const labels = (await view.locator('#connection dt').allTextContents()).map((l) => l.trim());
     assert.deepEqual(labels, ['Connection', 'JPEG quality / compression level', 'Frames drawn per second', 'Received (MB/s)',
-      'Received in total (MB)', 'Connect to first frame (ms)', 'Since the last frame (s)', 'Reconnects']);
+      'Received in total (MB)', 'Connect to first frame (ms)', 'Since the last frame (s)', 'Reconnects', 'Transport']);
     assert.equal(await view.locator('#connection dd[data-row="connection"]').textContent(), 'live');
     assert.match(await view.locator('#connection dd[data-row="quality"]').textContent(), /^\d \/ \d$/);
     assert.ok((await value('firstFrame')) > 0, 'the time to the first frame is shown');
     assert.equal(await value('reconnects'), 0);
+    assert.equal(await view.locator('#connection dd[data-row="transport"]').textContent(), 'Direct socket');
 
     // While the screen draws a flood, the panel's numbers grow, and so do its data-* attributes.
     const before = await screenStats(view);
@@ -321,5 +325,93 @@ test('the connection panel opens from the keyboard and shows numbers that grow w
     await sleep(1500);
     assert.equal(await view.locator('#connection dl').textContent(), frozen, 'a closed panel does not refresh');
     assert.ok((await screenStats(view)).bytesIn > closedAt.bytesIn, 'the data-* attributes count on while it is closed');
+  });
+});
+
+/**
+ * An upgrade request to the direct channel from this (Node) process, as another local program
+ * would send it: the HTTP status it gets (101 when upgraded, then hung up).
+ */
+function upgradeStatus(url, origin) {
+  return new Promise((resolve, reject) => {
+    const { hostname, port, pathname } = new URL(url.replace(/^ws/, 'http'));
+    const req = http.request({ hostname, port, path: pathname, headers: {
+      Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
+      'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'), Origin: origin, 'Sec-WebSocket-Protocol': 'botscreen.rfb',
+    } });
+    req.on('upgrade', (res, socket) => { socket.destroy(); resolve(res.statusCode); });
+    req.on('response', (res) => { res.resume(); resolve(res.statusCode); });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the viewer streams over the direct channel, which refuses a guessed token, another origin and a second use; '
+  + 'when it cannot be dialled the viewer goes on over postMessage', { timeout: 420_000 }, async () => {
+  await withDockerWindow(async (server, page) => {
+    await startScreen(page);
+    const view = await viewerFrame(page, 'view');
+    await waitForDesktop(view, 'Screen view');
+    const container = await ourContainer(server);
+    assert.equal((await screenStats(view)).transport, 'direct', 'the first session goes over the direct channel');
+    // The page may dial exactly the channel's origins: VS Code's external address for the port
+    // (here the server's own origin, with a /proxy/<port>/ path) and the loopback address itself.
+    const csp = await view.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]').content);
+    const origins = /connect-src ([^;]+)/.exec(csp)?.[1].trim().split(/\s+/) ?? [];
+    const webviewHost = await view.evaluate(() => location.host);
+    const channelOrigin = origins.find((o) => o !== `ws://${webviewHost}`);
+    assert.ok(origins.length >= 1 && origins.length <= 2 && origins.every((o) => /^ws:\/\/127\.0\.0\.1:\d+$/.test(o)),
+      `the CSP names the direct channel's origins and no other: ${csp}`);
+    assert.ok(channelOrigin, `the CSP names the loopback origin: ${csp}`);
+
+    startFlood(container);
+    const s0 = await screenStats(view);
+    await waitFor(async () => (await screenStats(view)).bytesIn - s0.bytesIn > 500_000, 30_000, 200, 'the flood over the direct channel');
+    const s1 = await screenStats(view);
+    assert.equal(s1.transport, 'direct');
+    assert.equal(s1.connects, s0.connects, 'the same session');
+
+    // The next session's dial is caught (the page's WebSocket replaced by one that records and
+    // never opens), so this process can try the real token before and after the webview would.
+    const webviewOrigin = await view.evaluate(() => location.origin);
+    await view.evaluate(() => {
+      window.dialed = [];
+      window.RealWebSocket = window.WebSocket;
+      window.WebSocket = class { constructor(url) { window.dialed.push(url); } close() {} };
+    });
+    // End the relay in the sandbox: the view reconnects, and dials the new session's token.
+    execFileSync('docker', ['exec', container, 'pkill', '-f', '^python3 -c'], { stdio: 'ignore' });
+    const [first] = await waitFor(async () => {
+      const dialed = await view.evaluate(() => window.dialed);
+      return dialed.length > 0 ? dialed : undefined;
+    }, 20_000, 20, 'the view to dial a new session');
+    const token = /\/([0-9a-f]{64})$/.exec(first)?.[1];
+    assert.ok(token, `a 256-bit token at the end of the path: ${first}`);
+    // The same token at the loopback address (the view tries it after the external one).
+    const url = `${channelOrigin}/${token}`;
+    // Quickly, while the token is on offer (the view gives up on each address after 5 s): other origins are refused
+    // without spending it, the webview's origin gets in once.
+    assert.equal(await upgradeStatus(url, 'http://example.com'), 403, 'another origin is refused');
+    assert.equal(await upgradeStatus(url, 'null'), 403, 'a sandboxed page (origin null) is refused');
+    assert.equal(await upgradeStatus(url, webviewOrigin), 101, 'the token with the webview\'s origin is accepted, once');
+    assert.equal(await upgradeStatus(url, webviewOrigin), 403, 'a token is good for one connection');
+    assert.equal(await upgradeStatus(url.replace(/.$/, (c) => (c === '0' ? '1' : '0')), webviewOrigin), 403, 'a token one digit off is refused');
+    // From the webview itself (the right origin, allowed by its CSP), a guessed token never opens a socket.
+    const guessed = await view.evaluate((guess) => new Promise((resolve) => {
+      const ws = new window.RealWebSocket(guess, 'botscreen.rfb');
+      ws.onopen = () => { ws.close(); resolve('open'); };
+      ws.onerror = () => resolve('refused');
+    }), url.replace(/[0-9a-f]{64}$/, '0'.repeat(64)));
+    assert.equal(guessed, 'refused', 'a guessed token is refused');
+
+    // The view's dial times out; it asks again without the direct channel and draws over postMessage.
+    const fallback = await waitFor(async () => {
+      const s = await screenStats(view);
+      return s.transport === 'postMessage' && s.connection === 'live' && s.framesDrawn > 0 ? s : undefined;
+    }, 30_000, 200, 'the view to draw over postMessage');
+    const f0 = fallback.bytesIn;
+    await waitFor(async () => (await screenStats(view)).bytesIn - f0 > 200_000, 20_000, 200, 'the flood over postMessage');
+    console.log(`# direct channel refused a guessed token, 2 other origins and a reused token; fallback live after ${fallback.connects - s1.connects} reconnect(s)`);
+    await screenshot(page, 'ui-viewer-fallback');
   });
 });

@@ -1,0 +1,68 @@
+// The direct channel's endpoint for this extension host: the loopback server (src/core/
+// directChannel.ts), started on first use, and the address a webview dials, as VS Code maps it.
+import * as vscode from 'vscode';
+import { DirectChannelServer } from './core/directChannel';
+import { Disposable } from './core/lifecycle';
+import type { Logger } from './core/logger';
+import { userSetting } from './settings';
+
+/** What a webview needs to dial the server: the origins for its CSP, the base URLs for its socket. */
+export interface DirectAddress {
+  readonly server: DirectChannelServer;
+  /** `ws://host:port` (or `wss://`) of each base, exactly what the webview's `connect-src` allows. */
+  readonly origins: readonly string[];
+  /**
+   * The URLs a token is appended to, in the order the webview tries them: VS Code's external
+   * address (with a forwarder's path, e.g. `/proxy/<port>/`), then the loopback address itself
+   * when that differs (a browser on this machine reaches it even where the external address
+   * leads to a forwarder that is not running).
+   */
+  readonly bases: readonly string[];
+}
+
+/** How long the address may take to resolve (a remote window forwards the port); else postMessage. */
+const RESOLVE_TIMEOUT_MS = 3000;
+
+export class DirectEndpoint extends Disposable {
+  private address: Promise<DirectAddress | undefined> | undefined;
+
+  constructor(private readonly log: Logger) {
+    super();
+  }
+
+  /** The address, or undefined when the setting turns the channel off or it cannot be set up. */
+  resolve(): Promise<DirectAddress | undefined> {
+    if (userSetting<boolean>('viewer.directChannel') === false) {
+      return Promise.resolve(undefined);
+    }
+    this.address ??= this.setUp();
+    return this.address;
+  }
+
+  private async setUp(): Promise<DirectAddress | undefined> {
+    const server = new DirectChannelServer((reason, detail) =>
+      this.log.warn(`direct channel: refused a connection (${reason}${detail ? `: ${detail}` : ''})`),
+    );
+    this.register(server);
+    try {
+      const port = await server.start();
+      // In a remote or web window the webview runs elsewhere: VS Code forwards the port and says where.
+      const external = await Promise.race([
+        vscode.env.asExternalUri(vscode.Uri.parse(`http://127.0.0.1:${port}`)),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), RESOLVE_TIMEOUT_MS)),
+      ]);
+      if (!external) {
+        throw new Error('the external address did not resolve in time');
+      }
+      const scheme = external.scheme === 'https' ? 'wss' : 'ws';
+      const origin = `${scheme}://${external.authority}`;
+      const loopback = `ws://127.0.0.1:${port}`;
+      const bases = [...new Set([`${origin}${external.path.replace(/\/?$/, '/')}`, `${loopback}/`])];
+      this.log.info(`direct channel: listening on 127.0.0.1:${port}, webviews dial ${bases.join(' or ')}`);
+      return { server, origins: [...new Set([origin, loopback])], bases };
+    } catch (err) {
+      this.log.warn(`direct channel unavailable, viewers use postMessage: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,295 @@
+// The direct channel's server (src/core/directChannel.ts) against a raw TCP client that writes
+// RFC 6455 frames by hand: the upgrade checks (token, origin, one use), masked and fragmented
+// frames, control frames, and the pump that feeds it (src/core/pump.ts SocketPump).
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
+import {
+  acceptKey, DirectChannelServer, type DirectSocket, FrameDecoder, frameHeader, OP_BINARY, OP_CLOSE,
+  OP_CONTINUATION, OP_PING, OP_PONG, OP_TEXT, ProtocolError,
+} from '../../src/core/directChannel';
+import { type MessageSink, SocketPump } from '../../src/core/pump';
+
+const ORIGIN = 'vscode-webview://abc123';
+
+/** A client frame: masked with a random key, as a browser sends it. */
+function clientFrame(opcode: number, payload: Buffer, fin = true): Buffer {
+  const mask = randomBytes(4);
+  const masked = Buffer.from(payload.map((byte, i) => byte ^ mask[i & 3]));
+  const header = frameHeader(opcode, payload.length);
+  if (!fin) {
+    header[0] &= 0x7f;
+  }
+  header[1] |= 0x80;
+  return Buffer.concat([header, mask, masked]);
+}
+
+/** Server frames (unmasked) parsed from what the client received. */
+function serverFrames(data: Buffer): { opcode: number; payload: Buffer }[] {
+  const frames = [];
+  let at = 0;
+  while (at < data.length) {
+    const opcode = data[at] & 0x0f;
+    let length = data[at + 1] & 0x7f;
+    let offset = at + 2;
+    if (length === 126) {
+      length = data.readUInt16BE(at + 2);
+      offset += 2;
+    } else if (length === 127) {
+      length = Number(data.readBigUInt64BE(at + 2));
+      offset += 8;
+    }
+    frames.push({ opcode, payload: data.subarray(offset, offset + length) });
+    at = offset + length;
+  }
+  return frames;
+}
+
+interface Client {
+  socket: Socket;
+  /** The HTTP status line and headers the server answered. */
+  response: Promise<string>;
+  /** Everything received after the response head. */
+  received(): Buffer;
+  closed: Promise<void>;
+}
+
+function dial(port: number, path: string, headers: Record<string, string> = {}): Client {
+  const socket = connect(port, '127.0.0.1');
+  const key = randomBytes(16).toString('base64');
+  const all = { origin: ORIGIN, 'sec-websocket-protocol': 'chat, botscreen.rfb', ...headers };
+  const lines = [
+    `GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade',
+    `Sec-WebSocket-Key: ${key}`, 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Extensions: permessage-deflate',
+    ...Object.entries(all).filter(([, v]) => v !== '').map(([k, v]) => `${k}: ${v}`),
+  ];
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  let data = Buffer.alloc(0);
+  let resolveHead: (head: string) => void;
+  const response = new Promise<string>((resolve) => (resolveHead = resolve));
+  let headEnd = -1;
+  socket.on('data', (chunk) => {
+    data = Buffer.concat([data, chunk]);
+    if (headEnd < 0 && (headEnd = data.indexOf('\r\n\r\n')) >= 0) {
+      const head = data.subarray(0, headEnd).toString();
+      if (head.startsWith('HTTP/1.1 101')) {
+        assert.match(head, new RegExp(`Sec-WebSocket-Accept: ${acceptKey(key).replace(/[+/]/g, '\\$&')}`));
+        assert.doesNotMatch(head, /Sec-WebSocket-Extensions/i, 'no extension is negotiated (no deflate)');
+        assert.match(head, /\r\nSec-WebSocket-Protocol: botscreen\.rfb(\r|$)/, 'the server names our subprotocol');
+      }
+      resolveHead(head);
+    }
+  });
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  closed.then(() => resolveHead?.(''));
+  return { socket, response, received: () => (headEnd < 0 ? Buffer.alloc(0) : data.subarray(headEnd + 4)), closed };
+}
+
+const until = async (what: () => boolean, label: string) => {
+  const start = Date.now();
+  while (!what()) {
+    assert.ok(Date.now() - start < 5000, `timed out waiting for ${label}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+async function withServer(run: (server: DirectChannelServer, port: number, refusals: string[]) => Promise<void>): Promise<void> {
+  const refusals: string[] = [];
+  const server = new DirectChannelServer((reason) => refusals.push(reason));
+  try {
+    await run(server, await server.start(), refusals);
+  } finally {
+    server.dispose();
+  }
+}
+
+test('the server listens on 127.0.0.1 only, and plain HTTP gets nothing', async () => {
+  await withServer(async (server, port) => {
+    assert.ok(port > 0);
+    const address = (server as unknown as { server: { address(): { address: string } } }).server.address();
+    assert.equal(address.address, '127.0.0.1');
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(res.status, 404);
+  });
+});
+
+test('the offered token and origin upgrade; binary both ways; masked fragmented input with a ping between fragments', async () => {
+  await withServer(async (server, port) => {
+    const accepted: DirectSocket[] = [];
+    const messages: Buffer[] = [];
+    const offer = server.offer(ORIGIN, (socket) => {
+      socket.onMessage = (data) => messages.push(data);
+      accepted.push(socket);
+    });
+    assert.match(offer.token, /^[0-9a-f]{64}$/, '256 random bits');
+    // Behind a path-keeping forwarder the token is the last segment.
+    const client = dial(port, `/proxy/${port}/${offer.token}`);
+    assert.match(await client.response, /^HTTP\/1\.1 101/);
+    await until(() => accepted.length === 1, 'the accept');
+
+    // Server to client: one message of several chunks, small, 16-bit and 64-bit lengths.
+    const big = randomBytes(70_000);
+    accepted[0].send([Buffer.from('RFB '), Buffer.from('003.008\n')], 12);
+    accepted[0].send([big.subarray(0, 1000), big.subarray(1000)], big.length);
+    await until(() => client.received().length >= 14 + 10 + big.length, 'the server frames');
+    const frames = serverFrames(client.received());
+    assert.deepEqual(frames.map((f) => f.opcode), [OP_BINARY, OP_BINARY]);
+    assert.equal(frames[0].payload.toString(), 'RFB 003.008\n');
+    assert.deepEqual(frames[1].payload, big);
+
+    // Client to server: a fragmented message with a ping between its fragments, written a byte at a time.
+    const bytes = Buffer.concat([
+      clientFrame(OP_BINARY, Buffer.from('key-'), false),
+      clientFrame(OP_PING, Buffer.from('hi')),
+      clientFrame(OP_CONTINUATION, Buffer.from('down'), false),
+      clientFrame(OP_CONTINUATION, Buffer.alloc(300, 7), true),
+      clientFrame(OP_BINARY, Buffer.from([1, 2, 3])),
+    ]);
+    for (const byte of bytes) {
+      client.socket.write(Buffer.from([byte]));
+    }
+    await until(() => messages.length === 2, 'two messages');
+    assert.deepEqual(messages[0], Buffer.concat([Buffer.from('key-down'), Buffer.alloc(300, 7)]));
+    assert.deepEqual(messages[1], Buffer.from([1, 2, 3]));
+    await until(() => serverFrames(client.received()).length === 3, 'the pong');
+    const pong = serverFrames(client.received())[2];
+    assert.equal(pong.opcode, OP_PONG);
+    assert.equal(pong.payload.toString(), 'hi');
+
+    // The client's close is answered with a close, and the server side is told.
+    let closedWith = 0;
+    accepted[0].onClose = (code) => (closedWith = code);
+    client.socket.write(clientFrame(OP_CLOSE, Buffer.from([0x03, 0xe8])));
+    await client.closed;
+    assert.equal(closedWith, 1000);
+    assert.equal(serverFrames(client.received()).at(-1)?.opcode, OP_CLOSE);
+  });
+});
+
+test('a wrong token, a wrong origin, a used token and a revoked token are refused before the upgrade', async () => {
+  await withServer(async (server, port, refusals) => {
+    let accepts = 0;
+    const offer = server.offer(ORIGIN, () => accepts++);
+    const wrongToken = dial(port, `/${randomBytes(32).toString('hex')}`);
+    assert.match(await wrongToken.response, /^HTTP\/1\.1 403/);
+    const noToken = dial(port, '/');
+    assert.match(await noToken.response, /^HTTP\/1\.1 400/);
+    const otherOrigin = dial(port, `/${offer.token}`, { origin: 'http://evil.example' });
+    assert.match(await otherOrigin.response, /^HTTP\/1\.1 403/);
+    const noOrigin = dial(port, `/${offer.token}`, { origin: '' });
+    assert.match(await noOrigin.response, /^HTTP\/1\.1 403/);
+    const noSubprotocol = dial(port, `/${offer.token}`, { 'sec-websocket-protocol': '' });
+    assert.match(await noSubprotocol.response, /^HTTP\/1\.1 400/, 'a client that does not ask for our subprotocol is not ours');
+    // The token was not spent by the refused attempts: the webview still gets in, once.
+    const first = dial(port, `/${offer.token}`);
+    assert.match(await first.response, /^HTTP\/1\.1 101/);
+    const second = dial(port, `/${offer.token}`);
+    assert.match(await second.response, /^HTTP\/1\.1 403/, 'one connection per token');
+    const revoked = server.offer(ORIGIN, () => accepts++);
+    revoked.revoke();
+    const late = dial(port, `/${revoked.token}`);
+    assert.match(await late.response, /^HTTP\/1\.1 403/);
+    assert.equal(accepts, 1);
+    assert.deepEqual(refusals, ['unknownToken', 'badRequest', 'wrongOrigin', 'wrongOrigin', 'badRequest', 'unknownToken', 'unknownToken']);
+    first.socket.destroy();
+  });
+});
+
+test('protocol errors close the connection with their code: unmasked frame 1002, text 1003, oversize 1009', async () => {
+  await withServer(async (server, port) => {
+    const cases: [Buffer, number][] = [
+      [Buffer.concat([frameHeader(OP_BINARY, 3), Buffer.from([1, 2, 3])]), 1002],
+      [clientFrame(OP_TEXT, Buffer.from('hello')), 1003],
+      [clientFrame(OP_CONTINUATION, Buffer.from('x')), 1002],
+    ];
+    for (const [bytes, code] of cases) {
+      const offer = server.offer(ORIGIN, () => undefined);
+      const client = dial(port, `/${offer.token}`);
+      assert.match(await client.response, /^HTTP\/1\.1 101/);
+      client.socket.write(bytes);
+      await client.closed;
+      const last = serverFrames(client.received()).at(-1);
+      assert.equal(last?.opcode, OP_CLOSE);
+      assert.equal(last?.payload.readUInt16BE(0), code);
+    }
+    // A header announcing more than a viewer ever sends is refused before its payload arrives.
+    const decoder = new FrameDecoder(1000);
+    const header = frameHeader(OP_BINARY, 5000);
+    header[1] |= 0x80;
+    assert.throws(() => decoder.push(header), (err: unknown) => err instanceof ProtocolError && err.code === 1009);
+  });
+});
+
+/** A sink that takes `room` messages before it reports full. */
+function sink(room: number): MessageSink & { messages: Buffer[]; drain(): void } {
+  let drainListener: (() => void) | undefined;
+  const messages: Buffer[] = [];
+  return {
+    messages,
+    send(chunks, length) {
+      const message = Buffer.concat(chunks);
+      assert.equal(message.length, length);
+      messages.push(message);
+      return messages.length < room;
+    },
+    onDrain(listener) {
+      drainListener = listener;
+    },
+    drain() {
+      room = Infinity;
+      drainListener?.();
+    },
+  };
+}
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+test('the socket pump holds the first bytes until the socket is attached, then sends one message per turn', async () => {
+  const source = new PassThrough();
+  const pump = new SocketPump(source);
+  source.write(Buffer.from('RFB 003.008\n'));
+  await tick();
+  await tick();
+  assert.ok(source.isPaused(), 'not read further before the webview dialled');
+  const out = sink(100);
+  pump.attach(out);
+  await tick();
+  assert.deepEqual(out.messages.map(String), ['RFB 003.008\n']);
+  for (let i = 0; i < 5; i++) {
+    source.write(Buffer.from([i]));
+  }
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.slice(1), [Buffer.from([0, 1, 2, 3, 4])], 'coalesced into one message');
+});
+
+test('the socket pump stops reading while the socket is full or the viewer hidden', async () => {
+  const source = new PassThrough();
+  const pump = new SocketPump(source);
+  const out = sink(1);
+  pump.attach(out);
+  source.write(Buffer.from('a'));
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 1);
+  assert.ok(source.isPaused(), 'paused while the socket buffer is full');
+  source.write(Buffer.from('b'));
+  await tick();
+  assert.equal(out.messages.length, 1);
+  out.drain();
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.map(String), ['a', 'b']);
+  pump.setVisible(false);
+  source.write(Buffer.from('c'));
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 2, 'nothing sent while hidden');
+  assert.ok(source.isPaused());
+  pump.setVisible(true);
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.map(String), ['a', 'b', 'c']);
+});

@@ -1,0 +1,102 @@
+// The webview's side of the transports: the direct channel (a WebSocket to the extension host's
+// loopback server, src/core/directChannel.ts) when the host offers it, else postMessage; both
+// handed to noVNC as the same channel shape (./channel.ts).
+import { SUBPROTOCOL } from '../src/core/directProtocol';
+import type { WebviewToHost } from '../src/protocol';
+import { createChannel, type ScreenChannel } from './channel';
+import type { ScreenStats } from './stats';
+
+/** A socket that has not opened by then is given up: the next address is tried, then postMessage. */
+const DIAL_TIMEOUT_MS = 5000;
+
+export class Transports {
+  /** Set once the direct channel failed in this document: later sessions go straight to postMessage. */
+  private directFailed = false;
+
+  constructor(
+    private readonly post: (message: WebviewToHost) => void,
+    private readonly stats: ScreenStats,
+  ) {}
+
+  /** The origin to send with `connect`: asks the host for the direct channel unless it failed here. */
+  connectOrigin(): string | undefined {
+    return this.directFailed ? undefined : location.origin;
+  }
+
+  /**
+   * The channel of a session the host opened: the direct channel at the first of `urls` that
+   * answers as ours, or postMessage when there are none. Undefined when the direct channel could
+   * not be dialled: the caller asks the host again (`connect` then goes without an origin).
+   */
+  async open(urls: readonly string[] | undefined): Promise<ScreenChannel | undefined> {
+    if (urls === undefined || urls.length === 0) {
+      return this.messages();
+    }
+    for (const url of urls) {
+      const socket = await dial(url);
+      if (socket) {
+        return this.direct(socket);
+      }
+    }
+    this.directFailed = true;
+    return undefined;
+  }
+
+  private messages(): ScreenChannel {
+    this.stats.setTransport('postMessage');
+    return createChannel(
+      'postMessage',
+      // VS Code's webview postMessage transfers ArrayBuffers: noVNC's reused send buffer is copied first.
+      (data) => this.post({ type: 'rfb', data: data.slice() }),
+      () => this.post({ type: 'disconnect' }),
+    );
+  }
+
+  private direct(socket: WebSocket): ScreenChannel {
+    this.stats.setTransport('direct');
+    // WebSocket.send copies the bytes before it returns; closing the socket ends the session on the host.
+    const channel = createChannel(
+      'direct',
+      (data) => socket.send(data),
+      () => undefined,
+      () => socket.close(),
+    );
+    socket.onmessage = (event: MessageEvent<ArrayBuffer>) => {
+      this.stats.received(event.data.byteLength);
+      channel.deliver(event.data);
+    };
+    socket.onclose = (event) => channel.end(event.reason);
+    return channel;
+  }
+}
+
+/** Opens a WebSocket to our server; undefined when it fails, does not open in time, or is not ours. */
+function dial(url: string): Promise<WebSocket | undefined> {
+  return new Promise((resolve) => {
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(url, SUBPROTOCOL);
+    } catch {
+      resolve(undefined);
+      return;
+    }
+    socket.binaryType = 'arraybuffer';
+    const timer = window.setTimeout(() => {
+      socket.close();
+      resolve(undefined);
+    }, DIAL_TIMEOUT_MS);
+    socket.onopen = () => {
+      window.clearTimeout(timer);
+      if (socket.protocol === SUBPROTOCOL) {
+        resolve(socket);
+      } else {
+        socket.close();
+        resolve(undefined);
+      }
+    };
+    socket.onerror = socket.onclose = () => {
+      window.clearTimeout(timer);
+      resolve(undefined);
+    };
+  });
+}
