@@ -34,7 +34,11 @@ const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 
 /** A,B,B,A,A,B,B,A,…: each side goes first as often as the other, so drift in the machine's load
  *  falls on both. */
-const ORDER = Array.from({ length: 2 * RUNS }, (_, i) => ['A', 'B', 'B', 'A'][i % 4]);
+const orderOf = (runs) => Array.from({ length: 2 * runs }, (_, i) => ['A', 'B', 'B', 'A'][i % 4]);
+const ORDER = orderOf(RUNS);
+/** Windows per side at 1920×1080 and 2560×1440 (two more screens to start: fewer windows keep the
+ *  default run near 15 minutes). */
+const GEO_RUNS = Number(process.env.BENCH_GEO_RUNS ?? 2);
 
 // ---------------------------------------------------------------------------------------------
 // What A's webview tells: the only place the benchmark reads the product's own counters (the
@@ -553,13 +557,13 @@ function launchChromium() {
 }
 
 /** The workloads `names`, each viewer taking turns (ORDER) on the session's screen. */
-async function runWorkloads({ roots, sandbox, viewers }, names, results, onWorkload) {
+async function runWorkloads({ roots, sandbox, viewers }, names, results, onWorkload, order = ORDER) {
   for (const workload of WORKLOADS.filter((w) => names.includes(w.name))) {
-    log(`workload ${workload.name}: ${ORDER.join(',')}`);
+    log(`workload ${workload.name}: ${order.join(',')}`);
     const load = workload.start(sandbox);
     await sleep(SETTLE_MS);
     try {
-      for (const side of ORDER) {
+      for (const side of order) {
         const viewer = viewers[side];
         const r = (results[side][workload.name] ??= { open: [], reopen: [], fps: [], kBps: [], pxps: [], cpu: [], keys: [], missed: 0, hidden: [], bytesWhy: undefined, failed: [] });
         try {
@@ -664,7 +668,7 @@ async function fourScreens(results) {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       await context.addInitScript({ content: countersScript(false) });
       const page = await context.newPage();
-      await page.goto(`${server.url}/?folder=${encodeURIComponent(ws)}`);
+      await page.goto(`${server.url}/?folder=${encodeURIComponent(ws)}`, { timeout: 120_000 });
       await page.waitForSelector('.monaco-workbench', { timeout: 120_000 });
       await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 120_000 });
       await runCommand(page, TITLES.openInEditor);
@@ -693,14 +697,14 @@ async function fourScreens(results) {
     log('four screens: screen 1, flooding alone');
     await startScreen(workspaces[0], 1);
     loads.push(screens[0].sandbox.terminal('flood', FLOOD));
-    await sleep(SETTLE_MS);
+    await floodShowing(screens.slice(0, 1));
     for (let k = 0; k < RUNS; k++) r.single.push((await measure(screens.slice(0, 1))).fps[0]);
     log(`  alone: ${r.single.map(num).join(', ')} frames/s`);
     loads.pop().stop();
     for (let i = 2; i <= 4; i++) await startScreen(workspaces[i - 1], i);
     log('four screens: all four flooding');
     for (const s of screens) loads.push(s.sandbox.terminal('flood', FLOOD));
-    await sleep(SETTLE_MS);
+    await floodShowing(screens);
     for (let k = 0; k < RUNS; k++) {
       const w = await measure(screens);
       r.each.push(w.fps);
@@ -720,6 +724,16 @@ async function fourScreens(results) {
     const left = workspaces.flatMap((ws) => containersOf(ws));
     log(`four screens: removed ${screens.map((s) => s.name).join(', ') || 'no containers'}${left.length ? `; STILL THERE: ${left.join(', ')}` : ''}`);
   }
+}
+
+/** Until every screen's panel draws frames (a terminal takes seconds to come up on a loaded
+ *  machine), then SETTLE_MS more. */
+async function floodShowing(screens) {
+  await Promise.all(screens.map(async (s) => {
+    const f0 = (await s.viewer.counters()).frames;
+    await waitFor(async () => (await s.viewer.counters()).frames >= f0 + 10, 120_000, 500, `screen ${s.i}'s flood to show`);
+  }));
+  await sleep(SETTLE_MS);
 }
 
 /**
@@ -781,6 +795,7 @@ async function soak({ server, roots, sandbox, viewers }, minutes, results) {
       if (m > 0) {
         await sleep(Math.max(0, started + m * 60_000 - Date.now()));
         await viewer.reopen(); // hidden for a second behind another editor, then shown
+        await runCommand(viewer.page, 'View: Close Other Editors in Group'); // the untitled editor that hid it
       }
       const table = processTable();
       const served = [...descendants(table, [server.pid])];
@@ -1013,7 +1028,7 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
   server only) opens an empty webview panel whose one script records when it ran; palette Enter → that script,
   timed like A's open.
 - Geometry rows: a second and third screen started at that size (the \`botScreen.screen.geometry\` setting), keys and
-  flood again, A and B alternating the same way. Four screens: one server, four windows on four workspaces (four
+  flood again, A and B alternating the same way (${GEO_RUNS} windows each). Four screens: one server, four windows on four workspaces (four
   containers), all four panels open and flooding; "alone" is screen 1 flooding before the others start.
 - Soak (only with \`--soak-minutes N\`): A alone on the flood, hidden behind another editor and shown once a minute;
   the webview renderer is the browser process whose CPU jumps while the webview's frame spins a busy loop.
@@ -1085,7 +1100,7 @@ async function main() {
     for (const g of GEOMETRIES) {
       const r = (results.geo[g] = { A: {}, B: {} });
       try {
-        await withSession({ geometry: g, results: r }, (session) => runWorkloads(session, ['keys', 'flood'], r, (name) => write(`${g} ${name}`)));
+        await withSession({ geometry: g, results: r }, (session) => runWorkloads(session, ['keys', 'flood'], r, (name) => write(`${g} ${name}`), orderOf(GEO_RUNS)));
       } catch (err) {
         (r.A.session ??= { failed: [] }).failed.push(err.message.split('\n')[0]);
         log(`${g} failed: ${err.message}`);
