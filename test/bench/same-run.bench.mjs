@@ -487,22 +487,11 @@ async function withSession({ geometry, emptyWebview = false, results }, body) {
     await page.context().addInitScript({ content: countersScript(false) });
     await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
 
-    // Cold container: the panel open on a stopped screen, Start → the first frame drawn.
     log(`cold start${geometry ? ` (${geometry})` : ''}`);
-    await runCommand(page, TITLES.openInEditor);
-    await sleep(3000);
-    let tStart = await runCommand(page, TITLES.start);
-    try {
-      const cold = await frameDrawnAfter(page, tStart, 300_000);
-      results.A.cold = [cold.at - tStart];
-    } catch (err) {
-      // A start that fails on a saturated machine is a result (reported), and the run goes on with
-      // a second Start on the same container.
-      results.A.coldFailed = err.message.split('\n')[0];
-      log(`cold start failed (${results.A.coldFailed}); starting once more (${await screenshot(page, 'bench-cold-failure')})`);
-      tStart = await runCommand(page, TITLES.start);
-      await frameDrawnAfter(page, tStart, 300_000);
-    }
+    const cold = await startCold(page, 'cold start');
+    if (cold.failed) results.A.coldFailed = cold.failed;
+    else results.A.cold = [cold.ms];
+    const tStart = cold.t;
     const [containerId] = containersOf(server.workspace);
     if (!containerId) throw new Error('Start Screen made no container');
     const sandbox = new Sandbox(containerId);
@@ -543,6 +532,37 @@ async function withSession({ geometry, emptyWebview = false, results }, body) {
     await server.stop();
     removeContainersOf(server.workspace);
     await fsp.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Cold container: the panel open on a stopped screen, Start → the first frame drawn. A Start that
+ * ends in error (the launcher times out on a saturated machine) is reported and tried once more on
+ * the same container: { t: when the Start that worked was chosen, ms: its time to the first frame
+ * (only when the first Start worked), failed: why the first did not }.
+ */
+async function startCold(page, label) {
+  await runCommand(page, TITLES.openInEditor);
+  await sleep(3000);
+  let failed;
+  for (let attempt = 1; ; attempt++) {
+    const t = await runCommand(page, TITLES.start);
+    const left = new Set(); // frames seen out of the error state since this Start (one may show the last one's)
+    const r = await waitFor(async () => {
+      for (const frame of page.frames()) {
+        if (frame === page.mainFrame() || frame.isDetached()) continue;
+        const at = await frame.evaluate((t) => window.__benchCounters?.firstFrameAfter(t), t).catch(() => 0);
+        if (at) return { at };
+        const state = (await screenStats(frame).catch(() => undefined))?.hostState;
+        if (state && state !== 'error') left.add(frame);
+        if (state === 'error' && left.has(frame)) return { error: true };
+      }
+      return undefined;
+    }, 300_000, 100, `${label}: a frame drawn after Start`);
+    if (!r.error) return failed ? { t, failed } : { t, ms: r.at - t };
+    failed = `the Start ended in error (${await screenshot(page, 'bench-cold-failure').catch((e) => e.message)})`;
+    log(`${label}: ${failed}${attempt === 1 ? '; starting once more' : ''}`);
+    if (attempt === 2) throw new Error(`${label}: ${failed}, twice`);
   }
 }
 
@@ -671,10 +691,8 @@ async function fourScreens(results) {
       await page.goto(`${server.url}/?folder=${encodeURIComponent(ws)}`, { timeout: 120_000 });
       await page.waitForSelector('.monaco-workbench', { timeout: 120_000 });
       await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 120_000 });
-      await runCommand(page, TITLES.openInEditor);
-      await sleep(3000);
-      const t = await runCommand(page, TITLES.start);
-      await frameDrawnAfter(page, t, 300_000);
+      const { t, failed } = await startCold(page, `screen ${i}`);
+      if (failed) r.failed.push(`screen ${i}'s first Start: ${failed}`);
       const viewer = new ViewerA(page);
       viewer.frame = await viewer.panelFrame(t, new Set());
       await viewer.closeSideBar();
@@ -919,7 +937,7 @@ function renderReport(results, env) {
     row(`${label}: whole machine busy (% of ${CORES * 100}, other helpers' work included)`, cell(a?.cpu.map((c) => c.machine)), cell(b?.cpu.map((c) => c.machine)));
     if (w === 'flood' && a?.hidden.length) {
       row('terminal flood, panel hidden behind another editor: bytes into the webview', cell(a.hidden.map((h) => h.bytes)), cell(undefined, 'a tab is not hidden'),
-        a.hidden.some((h) => h.gone) ? 'the webview was gone while hidden' : `${WINDOW_MS / 2000} s hidden per window`, (x) => target('A = 0', x.value === undefined ? undefined : x.value === 0));
+        a.hidden.some((h) => h.gone) ? 'the webview was gone while hidden' : `${WINDOW_MS / 2000} s hidden per window`, () => target('A = 0 in every window', a.hidden.every((h) => h.bytes === 0)));
       row('terminal flood, panel hidden: extension host CPU %', cell(a.hidden.map((h) => h.cpu['A extension host'] ?? 0)), none);
     }
   }
