@@ -1004,7 +1004,8 @@ function renderReport(results, env) {
     const series = (k) => s.map((x) => x[k]).filter((x) => x !== undefined);
     const summary = (k, unit = '', scale = 1) => {
       const xs = series(k);
-      return xs.length ? `${num(xs[0] / scale)} / ${num(xs.at(-1) / scale)} / ${num(Math.max(...xs) / scale)}${unit}` : 'n/a';
+      const f = (x) => (scale === 1 ? String(x) : num(x / scale)); // counts as integers
+      return xs.length ? `${f(xs[0])} / ${f(xs.at(-1))} / ${f(Math.max(...xs))}${unit}` : 'n/a';
     };
     const flat = (k) => s.filter((x) => x.minute >= baseline.minute && x[k] !== undefined).every((x) => Math.abs(x[k] / baseline[k] - 1) <= SOAK_TOLERANCE);
     // A leak grows with the hide/shows; a count also moves with short-lived pipes and polls, so the
