@@ -479,7 +479,7 @@ async function withSession({ geometry, emptyWebview = false, results }, body) {
   try {
     if (emptyWebview) await installEmptyWebview(server, dir);
     const before = new Set(chromiumRoots());
-    const workbench = await openWorkbench(server);
+    const workbench = await openWorkbench(server, { loadTimeoutMs: 180_000 }); // minutes at load 60
     cleanup.push(() => workbench.close());
     const roots = { server: server.pid, aBrowser: chromiumRoots().find((p) => !before.has(p)) };
     const { page } = workbench;
