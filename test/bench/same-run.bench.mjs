@@ -690,9 +690,10 @@ async function fourScreens(results) {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       await context.addInitScript({ content: countersScript(false) });
       const page = await context.newPage();
-      await page.goto(`${server.url}/?folder=${encodeURIComponent(ws)}`, { timeout: 120_000 });
-      await page.waitForSelector('.monaco-workbench', { timeout: 120_000 });
-      await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 120_000 });
+      // Minutes each on the shared machine at load 50 (2 min was not enough for a third window).
+      await page.goto(`${server.url}/?folder=${encodeURIComponent(ws)}`, { timeout: 300_000 });
+      await page.waitForSelector('.monaco-workbench', { timeout: 300_000 });
+      await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 300_000 });
       const { t, failed } = await startCold(page, `screen ${i}`);
       if (failed) r.failed.push(`screen ${i}'s first Start: ${failed}`);
       const viewer = new ViewerA(page);
