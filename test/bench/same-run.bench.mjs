@@ -485,7 +485,7 @@ async function withSession({ geometry, emptyWebview = false, results }, body) {
     const { page } = workbench;
     failurePage = page;
     await page.context().addInitScript({ content: countersScript(false) });
-    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 60_000 });
+    await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 180_000 });
 
     log(`cold start${geometry ? ` (${geometry})` : ''}`);
     const cold = await startCold(page, 'cold start');
