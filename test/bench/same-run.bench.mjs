@@ -735,7 +735,8 @@ async function fourScreens(results) {
     }
   } catch (err) {
     r.failed.push(err.message.split('\n')[0]);
-    log(`four screens failed: ${r.failed.at(-1)}`);
+    const shots = await Promise.all(browser.contexts().map((c, i) => c.pages()[0] && screenshot(c.pages()[0], `bench-four-${i + 1}`).catch(() => undefined)));
+    log(`four screens failed: ${r.failed.at(-1)} (windows: ${shots.filter(Boolean).join(', ')})`);
   } finally {
     for (const l of loads) l.stop();
     await browser.close();
