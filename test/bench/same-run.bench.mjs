@@ -3,8 +3,13 @@
 // through Debian's websockify → socat → the same `docker exec … relay.py` the extension runs),
 // on one running screen, in one run, alternating A,B,B,A,… per workload. Both sides are measured
 // by the same in-page counters (test/bench/peer/counters.js) and per-process CPU from /proc.
-// Prints one table (A, B, A/B per row) and writes it with the machine to docs/benchmarks.md.
-// Asserts nothing; a row one side cannot measure says n/a and why.
+// Also: VS Code's own webview boot (an empty webview, the open target's reference), the panel
+// hidden during the flood, keys + flood at 1920×1080 and 2560×1440, four screens at once, and
+// (opt-in, --soak-minutes N) a soak. Prints one table (A, B, A/B, and issue 13 §2's target with
+// whether this run met it) and writes it with the machine to docs/benchmarks.md. Asserts
+// nothing; a row one side cannot measure says n/a and why. `--only part,…` runs a few parts.
+// Environment: BENCH_RUNS, BENCH_GEO_RUNS (windows per side), BENCH_WINDOW_SECONDS, BENCH_KEYS,
+// BENCH_OUT (another file than docs/benchmarks.md).
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
