@@ -488,6 +488,7 @@ async function withSession({ geometry, emptyWebview = false, results }, body) {
     cleanup.push(() => workbench.close());
     const roots = { server: server.pid, aBrowser: chromiumRoots().find((p) => !before.has(p)) };
     const { page } = workbench;
+    page.setDefaultTimeout(LOADED_TIMEOUT_MS);
     failurePage = page;
     await page.context().addInitScript({ content: countersScript(false) });
     await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 180_000 });
@@ -546,6 +547,8 @@ async function withSession({ geometry, emptyWebview = false, results }, body) {
  * the same container: { t: when the Start that worked was chosen, ms: its time to the first frame
  * (only when the first Start worked), failed: why the first did not }.
  */
+/** Playwright's waits (a palette fill, a click) on the shared machine: 30 s was not enough at load 48. */
+const LOADED_TIMEOUT_MS = 120_000;
 const START_ATTEMPTS = 3; // the product gives its launcher 20 s, which a machine at load 40 does not meet
 
 async function startCold(page, label) {
@@ -695,6 +698,7 @@ async function fourScreens(results) {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       await context.addInitScript({ content: countersScript(false) });
       const page = await context.newPage();
+      page.setDefaultTimeout(LOADED_TIMEOUT_MS);
       // Minutes each on the shared machine at load 50 (2 min was not enough for a third window).
       await page.goto(`${server.url}/?folder=${encodeURIComponent(ws)}`, { timeout: 300_000 });
       await page.waitForSelector('.monaco-workbench', { timeout: 300_000 });
