@@ -4,6 +4,7 @@
 //   canvas in the document. Counted as it happens, with its wall-clock time.
 // - key → next drawn frame: a keydown (capture, before noVNC sees it; listened for from the first
 //   frame drawn on) arms the clock; the next drawn frame stops it. A key that sees no frame before the next key counts as missed.
+// - pixels redrawn: the area of each flip's damaged rectangle (what the screen changed).
 // - bytes in (only with { webSocketBytes: true }, the plain tab): every WebSocket message. The
 //   extension's bytes arrive by postMessage; the benchmark reads those from the product's own
 //   counter (see webviewCounters in test/bench/same-run.bench.mjs).
@@ -18,6 +19,8 @@ function installBenchCounters({ webSocketBytes }) {
     /** Wall-clock times of the latest drawn frames (a ring), to find "the first frame after t". */
     recent: [],
     bytes: 0,
+    /** Pixels of the visible canvas that frames redrew (each flip's damaged rectangle). */
+    pixels: 0,
     /** The plain tab: when its WebSocket was created and when it opened (where its open time goes). */
     webSocketAt: 0,
     webSocketOpenAt: 0,
@@ -44,6 +47,8 @@ function installBenchCounters({ webSocketBytes }) {
         window.addEventListener('keydown', onKeyDown, true);
       }
       c.frames++;
+      // A flip copies the damaged rectangle (sx, sy, sw, sh, dx, dy, dw, dh); a whole-image draw copies it all.
+      c.pixels += rest.length >= 8 ? rest[2] * rest[3] : image.width * image.height;
       if (c.firstFrameAt === 0) c.firstFrameAt = t;
       c.lastFrameAt = t;
       c.recent.push(t);
