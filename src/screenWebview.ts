@@ -12,6 +12,7 @@ import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
 import { controlLabel, problemMessage, statusWords, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
+import { affectsScreenOptions, keyboardGateOptions, ResizeRestore, screenOptionsMessage } from './screenOptions';
 import { statusView } from './statusView';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
@@ -29,6 +30,7 @@ export class ScreenWebview extends Disposable {
   private gate: RfbInputGate | undefined;
   private pump: RfbPump | undefined;
   private visible: boolean;
+  private readonly resize: ResizeRestore;
 
   constructor(
     private readonly webview: vscode.Webview,
@@ -41,6 +43,7 @@ export class ScreenWebview extends Disposable {
   ) {
     super();
     this.visible = visible;
+    this.resize = new ResizeRestore(controller, log);
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
     webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'));
     this.register(webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)));
@@ -53,13 +56,15 @@ export class ScreenWebview extends Disposable {
       }),
     );
     this.register(
-      control.onDidChange(() => {
+      control.onDidChange((lease) => {
         if (!this.holdsControl()) {
           this.releaseHeld();
         }
+        this.resize.onControl(lease);
         this.postControl();
       }),
     );
+    this.register(vscode.workspace.onDidChangeConfiguration((event) => affectsScreenOptions(event) && this.post(screenOptionsMessage())));
   }
 
   /** Takes control for this viewer (a person acts; the agent's tools are refused). */
@@ -95,6 +100,7 @@ export class ScreenWebview extends Disposable {
         // belongs to a session that no longer exists.
         this.closeRelay('');
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
+        this.post(screenOptionsMessage());
         this.postControl();
         break;
       case 'connect':
@@ -134,7 +140,7 @@ export class ScreenWebview extends Disposable {
       return;
     }
     this.relay = relay;
-    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId));
+    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), keyboardGateOptions());
     this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
     this.pump.setVisible(this.visible);
     void relay.exited.then(() => {
@@ -154,6 +160,7 @@ export class ScreenWebview extends Disposable {
       return;
     }
     const { forward, close } = this.gate.push(data);
+    this.resize.noteGate(this.gate);
     for (const bytes of forward) {
       this.relay.stdin.write(bytes);
     }

@@ -4,7 +4,9 @@ import RFB from '@novnc/novnc';
 import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
 import { createChannel, type PostMessageChannel } from './channel';
 import { ConnectionPanel } from './connectionPanel';
+import { SendKeysMenu } from './sendKeys';
 import { ScreenStats } from './stats';
+import { ViewModeControl } from './viewMode';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
 
@@ -24,6 +26,8 @@ const controlText = $('control-text');
 const controlButton = $<HTMLButtonElement>('control-button');
 const screen = $('screen');
 const stats = new ScreenStats($('connection'), (atMs) => post({ type: 'frame', atMs }));
+const viewMode = new ViewModeControl(controlBar, controlButton, screen);
+const sendKeys = new SendKeysMenu(controlBar, controlButton, () => rfb);
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
@@ -51,6 +55,11 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'open':
       openSession();
       break;
+    case 'options':
+      viewMode.setStrings(message.strings);
+      sendKeys.setStrings(message.strings);
+      viewMode.setDefault(message.viewMode);
+      break;
     case 'control':
       inControl = message.mine;
       stats.setInControl(message.mine);
@@ -61,6 +70,8 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       if (rfb) {
         rfb.viewOnly = !message.mine;
       }
+      viewMode.setInControl(message.mine);
+      sendKeys.setInControl(message.mine);
       if (!message.mine) {
         keyboardBar.hidden = true;
       }
@@ -130,9 +141,8 @@ function openSession(): void {
     () => post({ type: 'disconnect' }),
   );
   const session = new RFB(screen, channel, { shared: true });
-  session.scaleViewport = true;
   session.viewOnly = !inControl;
-  session.resizeSession = false;
+  viewMode.attach(session);
   session.background = 'var(--vscode-editor-background)';
   session.addEventListener('connect', () => {
     stats.setConnection('live');

@@ -23,6 +23,8 @@ declare module '@novnc/novnc' {
     qualityLevel: number;
     compressionLevel: number;
     disconnect(): void;
+    /** A key press (`down` true) or release; keysym mode or a QEMU key event by `code`, as the server allows. */
+    sendKey(keysym: number, code: string | null, down?: boolean): void;
     focus(): void;
     blur(): void;
   }

@@ -16,9 +16,10 @@
  * - a ClientCutText whose payload is larger than `maxClipboard` is dropped whatever the lease,
  *   skipped as it streams by (never buffered), and `mayInput` is not asked;
  * - the ExtendedMouseButtons pseudo-encoding (-316) is neutralised in SetEncodings (see
- *   `rewriteEncodings`) so the server never switches PointerEvent to its 7-byte form, whose
+ *   `onEncoding`) so the server never switches PointerEvent to its 7-byte form, whose
  *   length only the server-to-client stream could tell us. Every PointerEvent is then 6 bytes for
- *   the gate and for every server alike;
+ *   the gate and for every server alike. `neutralise` names more pseudo-encodings to drop the same
+ *   way (the keyboard mode drops QEMU extended key events, -258: see src/keyboardMode.ts);
  * - anything else (an unknown message type or QEMU subtype, an unsupported protocol version or
  *   security type, an extended clipboard message shorter than its 4-byte flags) closes the
  *   stream: `close` carries the reason and nothing more is ever forwarded (the releases of
@@ -44,6 +45,8 @@ export const DEFAULT_MAX_CLIPBOARD = 256 * 1024;
 
 /** noVNC advertises it; the server then may switch PointerEvent to 7 bytes (see the header). */
 export const PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS = -316;
+/** With it the client may send physical keys (QEMU extended key events), which Xvnc maps with its own layout. */
+export const PSEUDO_ENCODING_QEMU_EXTENDED_KEY_EVENT = -258;
 
 /** Client-to-server message types. */
 export enum RfbClientMessage {
@@ -68,6 +71,8 @@ export const RFB_INPUT_TYPES: ReadonlySet<number> = new Set([4, 5, 6, 251, 255])
 export interface RfbInputGateOptions {
   /** Largest ClientCutText payload (bytes after the 8-byte header) that may pass. Default 256 KiB. */
   readonly maxClipboard?: number;
+  /** Pseudo-encodings to remove from SetEncodings besides ExtendedMouseButtons (always removed). */
+  readonly neutralise?: readonly number[];
 }
 
 export interface RfbGateOutput {
@@ -146,6 +151,8 @@ export class RfbInputGate {
   private pointerY = 0;
   /** `release()` came while a SetEncodings was streaming: release when it ends. */
   private releasePending = false;
+  private readonly neutralised: ReadonlySet<number>;
+  private desktopSizeChanged = false;
 
   constructor(
     private readonly mayInput: () => boolean,
@@ -156,6 +163,12 @@ export class RfbInputGate {
       throw new RangeError(`maxClipboard must be an integer from 0 to 2^31-1, got ${max}`);
     }
     this.maxClipboard = max;
+    this.neutralised = new Set([PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS, ...(options.neutralise ?? [])]);
+  }
+
+  /** True once a SetDesktopSize passed (the viewer in control resized the screen). */
+  get resizedScreen(): boolean {
+    return this.desktopSizeChanged;
   }
 
   /** Bytes held while waiting for the rest of a message (the allocation, not just the fill). */
@@ -395,6 +408,9 @@ export class RfbInputGate {
         down = ((message[2] << 8) | message[3]) !== 0;
         break;
       }
+      case RfbClientMessage.SetDesktopSize:
+        this.desktopSizeChanged = true;
+        return true;
       case RfbClientMessage.PointerEvent:
         this.buttons = message[1];
         this.pointerX = (message[2] << 8) | message[3];
@@ -445,13 +461,13 @@ export class RfbInputGate {
 
   /**
    * SetEncodings is streamed entry by entry (it can be 256 KiB long and always passes). Each
-   * ExtendedMouseButtons entry is replaced, keeping the message length, by a copy of the nearest
+   * neutralised entry (ExtendedMouseButtons, and those of `neutralise`) is replaced, keeping the message length, by a copy of the nearest
    * preceding other entry (those before any other entry take the first other entry; a list of
    * nothing else becomes Raw, which every server supports): a repeated entry changes nothing for
    * a server, so the client's preferences stay as they were.
    */
   private onEncoding(encoding: number): void {
-    if (encoding === PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS) {
+    if (this.neutralised.has(encoding)) {
       if (this.previousEncoding === undefined) {
         this.leadingExtendedMouse++;
       } else {

@@ -1,0 +1,97 @@
+/**
+ * The screen's size after a person's "Resize the screen to the view": putting it back to the
+ * geometry the screen was started with when control returns to the agent, and reading the size
+ * the screen has right now. Both run inside the sandbox with the screen's DISPLAY (xrandr and
+ * xdpyinfo, in every desktop image: x11-xserver-utils, x11-utils).
+ *
+ * Xvnc (TigerVNC) makes a RandR mode for each size a viewer asks for (SetDesktopSize); going back
+ * takes the output's mode and the framebuffer together (`--fb` alone is refused while the output
+ * is larger). A geometry that is in no mode list (not a common size) gets a mode of its own first.
+ */
+import type { PublishedScreen } from '../launcher';
+import { run } from '../runner';
+import type { Sandbox } from '../sandbox';
+import { parseGeometry, type Geometry } from '../validate';
+import { displayEnv, EXEC_TIMEOUT_MS, must, withEnv } from './sessionExec';
+
+/**
+ * Sets the first connected output and the framebuffer to $1x$2; the size arrives as positional
+ * parameters (numbers checked by parseGeometry before), never inside the script text.
+ */
+const RESTORE_SCRIPT = `
+out=$(xrandr --query | awk '$2 == "connected" { print $1; exit }')
+[ -n "$out" ] || { echo "no connected RandR output" >&2; exit 1; }
+mode="$1x$2"
+if ! xrandr --output "$out" --mode "$mode" --fb "$mode" 2>/dev/null; then
+  xrandr --newmode "$mode" 60 "$1" "$1" "$1" "$1" "$2" "$2" "$2" "$2" 2>/dev/null
+  xrandr --addmode "$out" "$mode" && xrandr --output "$out" --mode "$mode" --fb "$mode" || exit 1
+fi
+xdpyinfo | awk '/dimensions:/ { print $2; exit }'
+`;
+
+/** argv that puts the screen back to `size` and prints the size it then has (`WxH`). */
+export function restoreSizeArgv(size: Geometry): string[] {
+  return ['sh', '-c', RESTORE_SCRIPT, 'botscreen-restore-size', String(size.width), String(size.height)];
+}
+
+/** argv that prints the size the screen has now (`WxH`). */
+export function currentSizeArgv(): string[] {
+  return ['sh', '-c', `xdpyinfo | awk '/dimensions:/ { print $2; exit }'`];
+}
+
+type Target = { readonly sandbox: Sandbox; readonly screen: PublishedScreen };
+
+async function sizeFrom(target: Target, what: string, argv: string[]): Promise<Geometry> {
+  const result = await run(target.sandbox.exec(withEnv(displayEnv(target.screen), argv), { interactive: false }), { timeoutMs: EXEC_TIMEOUT_MS });
+  must(what, result);
+  const match = /^(\d{1,5})x(\d{1,5})$/.exec(result.stdout.trim());
+  const size = match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+  if (!size) {
+    throw new Error(`${what}: the screen reported ${JSON.stringify(result.stdout.trim().slice(0, 40))}, not a size`);
+  }
+  return size;
+}
+
+/**
+ * Puts the screen back to the geometry it was started with (the one the launcher published);
+ * returns the size it has afterwards. Throws when the published geometry is not a size or
+ * xrandr fails (the caller logs it: the agent's tools still check against the live size).
+ */
+export async function restoreScreenSize(target: Target): Promise<Geometry> {
+  const size = parseGeometry(target.screen.geometry);
+  if (!size) {
+    throw new Error(`the screen published ${JSON.stringify(target.screen.geometry)}, not a size`);
+  }
+  return sizeFrom(target, 'restoring the screen size', restoreSizeArgv(size));
+}
+
+/** The size the screen has right now (a person may have resized it from a viewer). */
+export function currentScreenSize(target: Target): Promise<Geometry> {
+  return sizeFrom(target, 'reading the screen size', currentSizeArgv());
+}
+
+/**
+ * Restores of the screen size under way in this extension host. The agent's actions wait for
+ * them (see agentActionRunner.ts), so an action that starts right after the hand back never
+ * acts on the size the person's view had: its screenshot and its click see the same screen.
+ */
+export class PendingRestores {
+  private readonly pending = new Set<Promise<unknown>>();
+
+  track<T>(restore: Promise<T>): Promise<T> {
+    const settled = restore.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pending.add(settled);
+    void settled.then(() => this.pending.delete(settled));
+    return restore;
+  }
+
+  /** Resolves once every restore started so far has ended (succeeded or failed). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+}
+
+export const pendingRestores = new PendingRestores();

@@ -1,0 +1,90 @@
+/**
+ * The host's side of a Screen viewer's screen options: the view mode setting and the labels of
+ * the view mode buttons and the Send keys menu (webview/viewMode.ts, webview/sendKeys.ts), the
+ * keyboard mode the viewer's input gate applies, and putting the screen back to its geometry when
+ * control returns to the agent after this viewer resized it.
+ */
+import * as vscode from 'vscode';
+import { pendingRestores, restoreScreenSize } from './core/actions/screenSize';
+import type { Lease } from './core/lease';
+import type { Logger } from './core/logger';
+import { errorMessage } from './core/problem';
+import { PSEUDO_ENCODING_QEMU_EXTENDED_KEY_EVENT, type RfbInputGate, type RfbInputGateOptions } from './core/rfbInputGate';
+import type { ScreenController } from './core/screen';
+import type { HostToWebview, ViewMode } from './protocol';
+
+const VIEW_MODES: readonly ViewMode[] = ['fit', 'actual', 'resize'];
+
+/** The `options` message: the view mode setting (an unknown value means Fit) and the labels. */
+export function screenOptionsMessage(): HostToWebview {
+  const configured = vscode.workspace.getConfiguration('botScreen').get<string>('viewMode');
+  const viewMode = VIEW_MODES.find((mode) => mode === configured) ?? 'fit';
+  return {
+    type: 'options',
+    viewMode,
+    strings: {
+      viewMode: vscode.l10n.t('View mode'),
+      viewFit: vscode.l10n.t('Fit'),
+      viewFitTitle: vscode.l10n.t('Scale the screen to fit the view'),
+      viewActual: vscode.l10n.t('1:1'),
+      viewActualTitle: vscode.l10n.t('Actual size, one screen pixel per pixel, with scrollbars (sharp text)'),
+      viewResize: vscode.l10n.t('Resize'),
+      viewResizeTitle: vscode.l10n.t('Resize the screen to the view while you have control; it returns to its size when you hand back'),
+      sendKeys: vscode.l10n.t('Send keys'),
+      sendKeysTitle: vscode.l10n.t('Send keys that the browser, VS Code or the system would take for themselves'),
+      sendKeysDisabled: vscode.l10n.t('Send keys: take control first'),
+    },
+  };
+}
+
+/** True when a change of the configuration concerns the screen options. */
+export function affectsScreenOptions(event: vscode.ConfigurationChangeEvent): boolean {
+  return event.affectsConfiguration('botScreen.viewMode');
+}
+
+/**
+ * The input gate's options for `botScreen.keyboard.mode`. `keysym` (the default) sends what the
+ * person's keyboard layout types (noVNC's keysyms; Xvnc finds or makes a key for each), so a
+ * German `z`, `ü` or AltGr `@` arrive as typed; noVNC would otherwise send the physical key
+ * (QEMU extended key events), which Xvnc reads with its own US layout. `scancode` keeps the
+ * physical keys, for a sandbox whose own layout (setxkbmap) matches the keyboard.
+ */
+export function keyboardGateOptions(): RfbInputGateOptions {
+  const mode = vscode.workspace.getConfiguration('botScreen').get<string>('keyboard.mode');
+  return mode === 'scancode' ? {} : { neutralise: [PSEUDO_ENCODING_QEMU_EXTENDED_KEY_EVENT] };
+}
+
+/**
+ * "Resize the screen to the view" lasts while a person holds control: once this viewer's gate let
+ * a SetDesktopSize through, the screen goes back to the geometry it was started with as soon as
+ * the agent holds control again (xrandr in the sandbox; agent actions wait for it).
+ */
+export class ResizeRestore {
+  private resized = false;
+
+  constructor(
+    private readonly controller: ScreenController,
+    private readonly log: Logger,
+  ) {}
+
+  /** After each push through the gate. */
+  noteGate(gate: RfbInputGate): void {
+    this.resized ||= gate.resizedScreen;
+  }
+
+  /** On each change of the lease. */
+  onControl(lease: Lease): void {
+    if (!this.resized || lease.holder !== 'agent') {
+      return;
+    }
+    this.resized = false;
+    const target = this.controller.runningSandbox();
+    if (!target) {
+      return; // stopped: the next start has the configured geometry
+    }
+    void pendingRestores.track(restoreScreenSize(target)).then(
+      (size) => this.log.info(`control went back to the agent: the screen is ${size.width}x${size.height} again`),
+      (err) => this.log.warn(`could not put the screen back to ${target.screen.geometry}: ${errorMessage(err)}`),
+    );
+  }
+}
