@@ -1,16 +1,11 @@
 /**
  * The host's side of a Screen viewer's screen options: the view mode setting and the labels of
- * the view mode buttons and the Send keys menu (webview/viewMode.ts, webview/sendKeys.ts), the
- * keyboard mode the viewer's input gate applies, and putting the screen back to its geometry when
- * control returns to the agent after this viewer resized it.
+ * the view mode buttons and the Send keys menu (webview/viewMode.ts, webview/sendKeys.ts),
+ * and the keyboard mode the viewer's input gate applies. Putting the screen back after a resize is
+ * core's (src/core/actions/screenSize.ts: ResizeRestore).
  */
 import * as vscode from 'vscode';
-import { pendingRestores, restoreScreenSize } from './core/actions/screenSize';
-import type { Lease } from './core/lease';
-import type { Logger } from './core/logger';
-import { errorMessage } from './core/problem';
-import { PSEUDO_ENCODING_QEMU_EXTENDED_KEY_EVENT, type RfbInputGate, type RfbInputGateOptions } from './core/rfbInputGate';
-import type { ScreenController } from './core/screen';
+import { PSEUDO_ENCODING_QEMU_EXTENDED_KEY_EVENT, type RfbInputGateOptions } from './core/rfbInputGate';
 import type { HostToWebview, ViewMode } from './protocol';
 
 const VIEW_MODES: readonly ViewMode[] = ['fit', 'actual', 'resize'];
@@ -52,39 +47,4 @@ export function affectsScreenOptions(event: vscode.ConfigurationChangeEvent): bo
 export function keyboardGateOptions(): RfbInputGateOptions {
   const mode = vscode.workspace.getConfiguration('botScreen').get<string>('keyboard.mode');
   return mode === 'scancode' ? {} : { neutralise: [PSEUDO_ENCODING_QEMU_EXTENDED_KEY_EVENT] };
-}
-
-/**
- * "Resize the screen to the view" lasts while a person holds control: once this viewer's gate let
- * a SetDesktopSize through, the screen goes back to the geometry it was started with as soon as
- * the agent holds control again (xrandr in the sandbox; agent actions wait for it).
- */
-export class ResizeRestore {
-  private resized = false;
-
-  constructor(
-    private readonly controller: ScreenController,
-    private readonly log: Logger,
-  ) {}
-
-  /** After each push through the gate. */
-  noteGate(gate: RfbInputGate): void {
-    this.resized ||= gate.resizedScreen;
-  }
-
-  /** On each change of the lease. */
-  onControl(lease: Lease): void {
-    if (!this.resized || lease.holder !== 'agent') {
-      return;
-    }
-    this.resized = false;
-    const target = this.controller.runningSandbox();
-    if (!target) {
-      return; // stopped: the next start has the configured geometry
-    }
-    void pendingRestores.track(restoreScreenSize(target)).then(
-      (size) => this.log.info(`control went back to the agent: the screen is ${size.width}x${size.height} again`),
-      (err) => this.log.warn(`could not put the screen back to ${target.screen.geometry}: ${errorMessage(err)}`),
-    );
-  }
 }

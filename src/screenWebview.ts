@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Control } from './control';
+import { ResizeRestore } from './core/actions/screenSize';
 import { Disposable } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
@@ -12,7 +13,7 @@ import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
 import { controlLabel, problemMessage, statusWords, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
-import { affectsScreenOptions, keyboardGateOptions, ResizeRestore, screenOptionsMessage } from './screenOptions';
+import { affectsScreenOptions, keyboardGateOptions, screenOptionsMessage } from './screenOptions';
 import { statusView } from './statusView';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
@@ -43,7 +44,7 @@ export class ScreenWebview extends Disposable {
   ) {
     super();
     this.visible = visible;
-    this.resize = new ResizeRestore(controller, log);
+    this.resize = new ResizeRestore(() => controller.runningSandbox(), log);
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
     webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'));
     this.register(webview.onDidReceiveMessage((message: WebviewToHost) => this.receive(message)));

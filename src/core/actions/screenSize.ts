@@ -9,6 +9,10 @@
  * is larger). A geometry that is in no mode list (not a common size) gets a mode of its own first.
  */
 import type { PublishedScreen } from '../launcher';
+import type { Lease } from '../lease';
+import type { Logger } from '../logger';
+import { errorMessage } from '../problem';
+import type { RfbInputGate } from '../rfbInputGate';
 import { run } from '../runner';
 import type { Sandbox } from '../sandbox';
 import { parseGeometry, type Geometry } from '../validate';
@@ -95,3 +99,38 @@ export class PendingRestores {
 }
 
 export const pendingRestores = new PendingRestores();
+
+/**
+ * "Resize the screen to the view" lasts while a person holds control: once this viewer's gate let
+ * a SetDesktopSize through, the screen goes back to the geometry it was started with as soon as
+ * the agent holds control again (xrandr in the sandbox; agent actions wait for it).
+ */
+export class ResizeRestore {
+  private resized = false;
+
+  constructor(
+    private readonly runningScreen: () => Target | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  /** After each push through the gate. */
+  noteGate(gate: RfbInputGate): void {
+    this.resized ||= gate.resizedScreen;
+  }
+
+  /** On each change of the lease. */
+  onControl(lease: Lease): void {
+    if (!this.resized || lease.holder !== 'agent') {
+      return;
+    }
+    this.resized = false;
+    const target = this.runningScreen();
+    if (!target) {
+      return; // stopped: the next start has the configured geometry
+    }
+    void pendingRestores.track(restoreScreenSize(target)).then(
+      (size) => this.log.info(`control went back to the agent: the screen is ${size.width}x${size.height} again`),
+      (err) => this.log.warn(`could not put the screen back to ${target.screen.geometry}: ${errorMessage(err)}`),
+    );
+  }
+}
