@@ -1,8 +1,8 @@
 /**
  * The screen's size after a person's "Resize the screen to the view": putting it back to the
- * geometry the screen was started with when control returns to the agent, and reading the size
- * the screen has right now. Both run inside the sandbox with the screen's DISPLAY (xrandr and
- * xdpyinfo, in every desktop image: x11-xserver-utils, x11-utils).
+ * geometry the screen was started with when control returns to the agent, inside the sandbox
+ * with the screen's DISPLAY (xrandr and xdpyinfo: x11-xserver-utils and x11-utils, which every
+ * desktop image and SSH host has, see README).
  *
  * Xvnc (TigerVNC) makes a RandR mode for each size a viewer asks for (SetDesktopSize); going back
  * takes the output's mode and the framebuffer together (`--fb` alone is refused while the output
@@ -38,40 +38,27 @@ export function restoreSizeArgv(size: Geometry): string[] {
   return ['sh', '-c', RESTORE_SCRIPT, 'botscreen-restore-size', String(size.width), String(size.height)];
 }
 
-/** argv that prints the size the screen has now (`WxH`). */
-export function currentSizeArgv(): string[] {
-  return ['sh', '-c', `xdpyinfo | awk '/dimensions:/ { print $2; exit }'`];
-}
-
 type Target = { readonly sandbox: Sandbox; readonly screen: PublishedScreen };
-
-async function sizeFrom(target: Target, what: string, argv: string[]): Promise<Geometry> {
-  const result = await run(target.sandbox.exec(withEnv(displayEnv(target.screen), argv), { interactive: false }), { timeoutMs: EXEC_TIMEOUT_MS });
-  must(what, result);
-  const match = /^(\d{1,5})x(\d{1,5})$/.exec(result.stdout.trim());
-  const size = match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
-  if (!size) {
-    throw new Error(`${what}: the screen reported ${JSON.stringify(result.stdout.trim().slice(0, 40))}, not a size`);
-  }
-  return size;
-}
 
 /**
  * Puts the screen back to the geometry it was started with (the one the launcher published);
  * returns the size it has afterwards. Throws when the published geometry is not a size or
- * xrandr fails (the caller logs it: the agent's tools still check against the live size).
+ * xrandr fails (the caller logs it).
  */
 export async function restoreScreenSize(target: Target): Promise<Geometry> {
   const size = parseGeometry(target.screen.geometry);
   if (!size) {
     throw new Error(`the screen published ${JSON.stringify(target.screen.geometry)}, not a size`);
   }
-  return sizeFrom(target, 'restoring the screen size', restoreSizeArgv(size));
-}
-
-/** The size the screen has right now (a person may have resized it from a viewer). */
-export function currentScreenSize(target: Target): Promise<Geometry> {
-  return sizeFrom(target, 'reading the screen size', currentSizeArgv());
+  const what = 'restoring the screen size';
+  const argv = restoreSizeArgv(size);
+  const result = await run(target.sandbox.exec(withEnv(displayEnv(target.screen), argv), { interactive: false }), { timeoutMs: EXEC_TIMEOUT_MS });
+  must(what, result);
+  const reported = result.stdout.trim();
+  if (reported !== `${size.width}x${size.height}`) {
+    throw new Error(`${what}: the screen is ${JSON.stringify(reported.slice(0, 40))} afterwards, not ${size.width}x${size.height}`);
+  }
+  return size;
 }
 
 /**
