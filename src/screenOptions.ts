@@ -32,9 +32,9 @@ export function screenOptionsMessage(): HostToWebview {
   };
 }
 
-/** True when a change of the configuration concerns the screen options. */
-export function affectsScreenOptions(event: vscode.ConfigurationChangeEvent): boolean {
-  return event.affectsConfiguration('botScreen.viewMode');
+/** Which screen options a change of the configuration concerns. */
+export function affectsScreenOptions(event: vscode.ConfigurationChangeEvent): { readonly viewMode: boolean; readonly keyboard: boolean } {
+  return { viewMode: event.affectsConfiguration('botScreen.viewMode'), keyboard: event.affectsConfiguration('botScreen.keyboard.mode') };
 }
 
 /**

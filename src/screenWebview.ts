@@ -65,7 +65,17 @@ export class ScreenWebview extends Disposable {
         this.postControl();
       }),
     );
-    this.register(vscode.workspace.onDidChangeConfiguration((event) => affectsScreenOptions(event) && this.post(screenOptionsMessage())));
+    this.register(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        const { viewMode, keyboard } = affectsScreenOptions(event);
+        if (viewMode) {
+          this.post(screenOptionsMessage());
+        }
+        if (keyboard) {
+          this.closeRelay(''); // the gate's keyboard mode is fixed per stream: the view reconnects with the new one
+        }
+      }),
+    );
   }
 
   /** Takes control for this viewer (a person acts; the agent's tools are refused). */

@@ -65,7 +65,7 @@ async function startDesktop(page) {
   return frame;
 }
 
-test('Fit, 1:1 and Resize draw at their size; Resize changes the screen only with control; hand back restores it', { timeout: 300_000 }, async () => {
+test('Fit, 1:1 and Resize draw at their size; Resize changes the screen only with control; hand back restores it', { timeout: 540_000 }, async () => {
   await withWindow({ 'botScreen.screen.geometry': `${WIDTH}x${HEIGHT}` }, async (server, page) => {
     const frame = await startDesktop(page);
     const [container] = containersOf(server.workspace);
@@ -146,7 +146,7 @@ async function typeGerman(cdp) {
   await send({ type: 'keyUp', key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13 });
 }
 
-test('Send keys presses real chords only with control; a German z, ü and AltGr @ arrive as typed', { timeout: 300_000 }, async () => {
+test('Send keys presses real chords only with control; a German z, ü and AltGr @ arrive as typed', { timeout: 540_000 }, async () => {
   await withWindow({ 'terminal.integrated.gpuAcceleration': 'off' }, async (server, page) => {
     const frame = await startDesktop(page);
     const [container] = containersOf(server.workspace);
