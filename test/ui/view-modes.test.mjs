@@ -169,7 +169,7 @@ test('Send keys presses real chords only with control; a German z, ü and AltGr 
     await waitFor(async () => (await screenStats(frame)).inControl, 10_000, 100, 'this view to hold control');
     assert.equal(await sendKeys.isDisabled(), false);
     // Send keys needs no focus in the view; the key logger gets the screen's keyboard focus.
-    sh('docker', onScreen('xdotool', 'search', '--name', '^keys-sent$', 'windowactivate'));
+    sh('docker', onScreen('xdotool', 'search', '--name', '^keys-sent$', 'windowactivate', 'windowraise', 'windowfocus'));
     await sleep(500);
 
     for (const chord of ['F5', 'Ctrl+T', 'Print', 'Ctrl+W']) {
