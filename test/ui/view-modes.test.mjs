@@ -172,7 +172,8 @@ test('Send keys presses real chords only with control; a German z, ü and AltGr 
     sh('docker', onScreen('xdotool', 'search', '--name', '^keys-sent$', 'windowactivate', 'windowraise', 'windowfocus'));
     await sleep(500);
 
-    for (const chord of ['F5', 'Ctrl+T', 'Print', 'Ctrl+W']) {
+    // Not Print here: Xfce binds it for the whole desktop (its screenshot tool), so no window sees it.
+    for (const chord of ['F5', 'Ctrl+T', 'F12', 'Ctrl+W']) {
       await sendKeys.click();
       await frame.locator(`#send-keys-menu [data-chord="${chord}"]`).click();
       await sleep(300);
@@ -180,7 +181,7 @@ test('Send keys presses real chords only with control; a German z, ü and AltGr 
     const lines = await waitFor(() => { const text = fileIn(log).trim(); return text.split('\n').length >= 4 ? text.split('\n') : undefined; }, 10_000, 200, 'the chords in the key log');
     const pressed = lines.map((line) => { const [, name, state] = line.split(' '); return `${name}/${Number(state) & 4 ? 'ctrl' : ''}`; });
     console.log(`# key log: ${pressed.join(' ')}`);
-    assert.deepEqual(pressed.filter((p) => !/^(Control_L|Alt_L)\//.test(p)), ['F5/', 't/ctrl', 'Print/', 'w/ctrl']);
+    assert.deepEqual(pressed.filter((p) => !/^(Control_L|Alt_L)\//.test(p)), ['F5/', 't/ctrl', 'F12/', 'w/ctrl']);
     // Released too: no key and no button stays down on the screen.
     const state = sh('docker', onScreen('python3', '/tmp/keylog.py', '--state')).trim();
     assert.match(state, /^\d+ ?$/, `keys still down after the chords: ${state}`);
