@@ -82,6 +82,23 @@ export interface ViewStrings {
   readonly transportMessages: string;
 }
 
+/** How a viewer draws the screen (webview/viewMode.ts): fit, one pixel per pixel, or resize the screen. */
+export type ViewMode = 'fit' | 'actual' | 'resize';
+
+/** Labels of the view mode buttons and the Send keys menu (src/screenOptions.ts localises them). */
+export interface ScreenOptionStrings {
+  readonly viewMode: string;
+  readonly viewFit: string;
+  readonly viewFitTitle: string;
+  readonly viewActual: string;
+  readonly viewActualTitle: string;
+  readonly viewResize: string;
+  readonly viewResizeTitle: string;
+  readonly sendKeys: string;
+  readonly sendKeysTitle: string;
+  readonly sendKeysDisabled: string;
+}
+
 export type HostToWebview =
   | { readonly type: 'hello'; readonly strings: ViewStrings; readonly status: ScreenStatusView }
   | { readonly type: 'status'; readonly status: ScreenStatusView }
@@ -95,6 +112,8 @@ export type HostToWebview =
   | { readonly type: 'rfb'; readonly data: Uint8Array }
   /** Who controls the screen, as this viewer sees it; `mine` means its input reaches the screen. */
   | { readonly type: 'control'; readonly label: string; readonly mine: boolean }
+  /** The view mode setting and the labels of the view's screen options (after hello, and on change). */
+  | { readonly type: 'options'; readonly viewMode: ViewMode; readonly strings: ScreenOptionStrings }
   /** The relay ended; `reason` is shown to the user. */
   | { readonly type: 'closed'; readonly reason: string }
   /** The clipboard's state (src/clipboard.ts): `label` shown while shared ('' hides it); forward the screen's copies only with `fromScreen`. */

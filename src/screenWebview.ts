@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { CLIPBOARD_SETTING, clipboardPolicy, ViewerClipboard } from './clipboard';
 import type { Control } from './control';
+import { ResizeRestore } from './core/actions/screenSize';
 import { Disposable } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
@@ -15,6 +16,7 @@ import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
 import { controlLabel, problemMessage, statusWords, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
+import { affectsScreenOptions, keyboardGateOptions, screenOptionsMessage } from './screenOptions';
 import { statusView } from './statusView';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
@@ -41,6 +43,7 @@ export class ScreenWebview extends Disposable {
   private early = false;
   private visible: boolean;
   private readonly clipboard: ViewerClipboard;
+  private readonly resize: ResizeRestore;
 
   constructor(
     private readonly webview: vscode.Webview,
@@ -54,6 +57,7 @@ export class ScreenWebview extends Disposable {
   ) {
     super();
     this.visible = visible;
+    this.resize = new ResizeRestore(() => controller.runningSandbox(), log);
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
     this.clipboard = new ViewerClipboard(() => this.gate, (message) => this.post(message), log);
     // The page's CSP names the direct channel's origin, so the page waits for it (a few ms).
@@ -78,10 +82,11 @@ export class ScreenWebview extends Disposable {
       }),
     );
     this.register(
-      control.onDidChange(() => {
+      control.onDidChange((lease) => {
         if (!this.holdsControl()) {
           this.releaseHeld();
         }
+        this.resize.onControl(lease);
         this.postControl();
         this.clipboardState();
       }),
@@ -90,6 +95,17 @@ export class ScreenWebview extends Disposable {
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration(CLIPBOARD_SETTING)) {
           this.clipboardState();
+        }
+      }),
+    );
+    this.register(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        const { viewMode, keyboard } = affectsScreenOptions(event);
+        if (viewMode) {
+          this.post(screenOptionsMessage());
+        }
+        if (keyboard) {
+          this.closeRelay(''); // the gate's keyboard mode is fixed per stream: the view reconnects with the new one
         }
       }),
     );
@@ -130,6 +146,7 @@ export class ScreenWebview extends Disposable {
           this.closeRelay('');
         }
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
+        this.post(screenOptionsMessage());
         this.postControl();
         this.clipboardState();
         // 'ready' asks for a session too when the screen runs: no 'connect' round trip first.
@@ -206,7 +223,7 @@ export class ScreenWebview extends Disposable {
       return false;
     }
     this.relay = relay;
-    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), { clipboard: clipboardPolicy });
+    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), { clipboard: clipboardPolicy, ...keyboardGateOptions() });
     this.clipboard.sessionOpened();
     this.pump = direct
       ? new SocketPump(relay.stdout)
@@ -258,6 +275,7 @@ export class ScreenWebview extends Disposable {
       return;
     }
     const { forward, close } = this.gate.push(data);
+    this.resize.noteGate(this.gate);
     for (const bytes of forward) {
       this.relay.stdin.write(bytes);
     }

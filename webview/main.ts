@@ -5,8 +5,10 @@ import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewT
 import type { ScreenChannel } from './channel';
 import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
+import { SendKeysMenu } from './sendKeys';
 import { ScreenStats } from './stats';
 import { Transports } from './transport';
+import { ViewModeControl } from './viewMode';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
 
@@ -27,6 +29,8 @@ const controlButton = $<HTMLButtonElement>('control-button');
 const screen = $('screen');
 const stats = new ScreenStats($('connection'), (atMs) => post({ type: 'frame', atMs }));
 const clipboard = new ClipboardBridge(controlBar, controlButton, post);
+const viewMode = new ViewModeControl(controlBar, controlButton, screen);
+const sendKeys = new SendKeysMenu(controlBar, controlButton, () => rfb);
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
@@ -56,6 +60,11 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       // No channel: the direct one could not be dialled; ask again, for postMessage.
       void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : reconnect()));
       break;
+    case 'options':
+      viewMode.setStrings(message.strings);
+      sendKeys.setStrings(message.strings);
+      viewMode.setDefault(message.viewMode);
+      break;
     case 'control':
       inControl = message.mine;
       stats.setInControl(message.mine);
@@ -66,6 +75,8 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       if (rfb) {
         rfb.viewOnly = !message.mine;
       }
+      viewMode.setInControl(message.mine);
+      sendKeys.setInControl(message.mine);
       if (!message.mine) {
         keyboardBar.hidden = true;
       }
@@ -144,10 +155,9 @@ function openSession(opened: ScreenChannel): void {
   stats.sessionOpened();
   channel = opened;
   const session = new RFB(screen, channel, { shared: true });
-  session.scaleViewport = true;
   session.viewOnly = !inControl;
-  session.resizeSession = false;
   clipboard.attach(session);
+  viewMode.attach(session);
   session.background = 'var(--vscode-editor-background)';
   session.addEventListener('connect', () => {
     stats.setConnection('live');

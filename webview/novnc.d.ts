@@ -25,6 +25,8 @@ declare module '@novnc/novnc' {
     disconnect(): void;
     /** Offers text to the server's clipboard (extended UTF-8 clipboard when the server has it, else Latin-1). */
     clipboardPasteFrom(text: string): void;
+    /** A key press (`down` true) or release; keysym mode or a QEMU key event by `code`, as the server allows. */
+    sendKey(keysym: number, code: string | null, down?: boolean): void;
     focus(): void;
     blur(): void;
   }

@@ -31,9 +31,10 @@
  *   is withdrawn when it loses control: with the releases below goes a Notify of no formats, so
  *   the server forgets the text and the agent's next paste does not find the person's clipboard;
  * - the ExtendedMouseButtons pseudo-encoding (-316) is neutralised in SetEncodings (see
- *   `rewriteEncodings`) so the server never switches PointerEvent to its 7-byte form, whose
+ *   `onEncoding`) so the server never switches PointerEvent to its 7-byte form, whose
  *   length only the server-to-client stream could tell us. Every PointerEvent is then 6 bytes for
- *   the gate and for every server alike;
+ *   the gate and for every server alike. `neutralise` names more pseudo-encodings to drop the same
+ *   way (the keyboard mode drops QEMU extended key events, -258: see src/keyboardMode.ts);
  * - anything else (an unknown message type or QEMU subtype, an unsupported protocol version or
  *   security type, an extended clipboard message shorter than its 4-byte flags) closes the
  *   stream: `close` carries the reason and nothing more is ever forwarded (the releases of
@@ -59,6 +60,8 @@ export const DEFAULT_MAX_CLIPBOARD = 256 * 1024;
 
 /** noVNC advertises it; the server then may switch PointerEvent to 7 bytes (see the header). */
 export const PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS = -316;
+/** With it the client may send physical keys (QEMU extended key events), which Xvnc maps with its own layout. */
+export const PSEUDO_ENCODING_QEMU_EXTENDED_KEY_EVENT = -258;
 
 /** Client-to-server message types. */
 export enum RfbClientMessage {
@@ -85,6 +88,8 @@ export interface RfbInputGateOptions {
   readonly maxClipboard?: number;
   /** Which ways clipboard text may move while this viewer holds control. Default: both. */
   readonly clipboard?: () => ClipboardPolicy;
+  /** Pseudo-encodings to remove from SetEncodings besides ExtendedMouseButtons (always removed). */
+  readonly neutralise?: readonly number[];
 }
 
 /** Which ways clipboard text may move (the user's `botScreen.clipboard` setting). */
@@ -215,6 +220,8 @@ export class RfbInputGate {
   private pointerY = 0;
   /** `release()` came while a SetEncodings was streaming: release when it ends. */
   private releasePending = false;
+  private readonly neutralised: ReadonlySet<number>;
+  private desktopSizeChanged = false;
 
   constructor(
     private readonly mayInput: () => boolean,
@@ -226,6 +233,12 @@ export class RfbInputGate {
     }
     this.maxClipboard = max;
     this.clipboard = options.clipboard ?? (() => BOTH_WAYS);
+    this.neutralised = new Set([PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS, ...(options.neutralise ?? [])]);
+  }
+
+  /** True once a SetDesktopSize passed (the viewer in control resized the screen). */
+  get resizedScreen(): boolean {
+    return this.desktopSizeChanged;
   }
 
   /** True once the server has shown (through the viewer's Caps answer) that it speaks UTF-8 clipboard. */
@@ -507,6 +520,9 @@ export class RfbInputGate {
         down = ((message[2] << 8) | message[3]) !== 0;
         break;
       }
+      case RfbClientMessage.SetDesktopSize:
+        this.desktopSizeChanged = true;
+        return true;
       case RfbClientMessage.PointerEvent:
         this.buttons = message[1];
         this.pointerX = (message[2] << 8) | message[3];
@@ -561,13 +577,13 @@ export class RfbInputGate {
 
   /**
    * SetEncodings is streamed entry by entry (it can be 256 KiB long and always passes). Each
-   * ExtendedMouseButtons entry is replaced, keeping the message length, by a copy of the nearest
+   * neutralised entry (ExtendedMouseButtons, and those of `neutralise`) is replaced, keeping the message length, by a copy of the nearest
    * preceding other entry (those before any other entry take the first other entry; a list of
    * nothing else becomes Raw, which every server supports): a repeated entry changes nothing for
    * a server, so the client's preferences stay as they were.
    */
   private onEncoding(encoding: number): void {
-    if (encoding === PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS) {
+    if (this.neutralised.has(encoding)) {
       if (this.previousEncoding === undefined) {
         this.leadingExtendedMouse++;
       } else {

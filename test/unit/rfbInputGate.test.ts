@@ -752,6 +752,35 @@ test('ExtendedMouseButtons is neutralised in SetEncodings, keeping the length', 
   assert.ok(!list.includes(-316));
 });
 
+test('keysym keyboard mode: QEMU extended key events (-258) are neutralised too, only when asked', () => {
+  const real = novncEncodings();
+  const listOf = (out: Buffer) => Array.from({ length: out.readUInt16BE(2) }, (_, i) => out.readInt32BE(4 + 4 * i));
+  assert.ok(listOf(Buffer.from(real)).includes(-258), 'noVNC advertises QEMU extended key events');
+  const plain = new RfbInputGate(() => true);
+  plain.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+  assert.ok(listOf(Buffer.concat(plain.push(real).forward)).includes(-258), 'kept by default');
+  const keysym = new RfbInputGate(() => true, { neutralise: [-258] });
+  keysym.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+  const out: Uint8Array[] = [];
+  for (const byte of real) out.push(...keysym.push(Uint8Array.of(byte)).forward);
+  const list = listOf(Buffer.concat(out));
+  assert.equal(Buffer.concat(out).length, real.length);
+  assert.ok(!list.includes(-258) && !list.includes(-316), JSON.stringify(list));
+});
+
+test('SetDesktopSize passes only with control, and the gate remembers that one passed', () => {
+  const allow = { value: false };
+  const gate = new RfbInputGate(() => allow.value);
+  gate.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+  assert.equal(bytesOfOutput(gate.push(desktopSize(1))).length, 0, 'dropped without control');
+  assert.equal(gate.resizedScreen, false);
+  allow.value = true;
+  assert.deepEqual(bytesOfOutput(gate.push(desktopSize(1))), Buffer.from(desktopSize(1)));
+  assert.equal(gate.resizedScreen, true);
+});
+
+const bytesOfOutput = (output: { forward: Uint8Array[] }) => Buffer.concat(output.forward);
+
 // ---------------------------------------------------------------------------------------------
 // Keys and buttons are never left pressed when control ends.
 

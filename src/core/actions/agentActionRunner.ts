@@ -42,6 +42,7 @@ import {
 } from './catalog';
 import { ActionInputError } from './input';
 import { ActionFailed, displayEnv, EXEC_TIMEOUT_MS, must, withEnv } from './sessionExec';
+import { pendingRestores } from './screenSize';
 import { ACTION_STOPPED, stoppableArgv } from './xdotool';
 
 /** What the runner needs of the screen controller. */
@@ -120,6 +121,8 @@ export class AgentActionRunner {
   }
 
   private async act<A extends AgentAction>(entry: ScreenAction<A>, action: A, start: Lease, options: ActionOptions): Promise<ActionResult> {
+    // A person's view may have resized the screen: act on the size it is being put back to.
+    await pendingRestores.settled();
     const target = await this.ensureScreen();
     if ('status' in target) {
       return target;

@@ -105,8 +105,9 @@ export type ActionEntry<A extends AgentAction> = ScreenAction<A> | ScreenlessAct
 
 /**
  * A pointer action: one xdotool run, its coordinates checked against the size the launcher
- * published (the screen is never resized: viewers scale it), so it costs one exec, not a size
- * probe first.
+ * published, so it costs one exec, not a size probe first. That is the size the screen has
+ * whenever the agent acts: a person's "Resize the screen to the view" lasts only while they hold
+ * control, and the runner waits for the size to be put back (./screenSize.ts).
  */
 function pointerAction<K extends 'move' | 'click' | 'drag' | 'scroll'>(
   parse: (input: Record<string, unknown>) => ActionOf<K>,
