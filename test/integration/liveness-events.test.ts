@@ -1,16 +1,20 @@
 // A running screen's sandbox watched through Docker's own events, for real: the real engine, the
-// real image, the docker CLI behind a recording wrapper (every argv it is given lands in a log).
-// While nothing happens no `docker inspect` runs at all; a `docker kill` is noticed within a few
-// seconds with no relay open to break; the one `docker events` client per screen ends with the
-// screen, and one that dies is replaced.
+// docker CLI behind a recording wrapper (every argv it is given lands in a log). While nothing
+// happens no `docker inspect` runs at all; a `docker kill` is noticed within a few seconds with no
+// relay open to break; the one `docker events` client per screen ends with the screen, and one
+// that dies is replaced. First the watch alone on a plain container of the base image (no desktop
+// to start), then the whole controller with the desktop image.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import type { Liveness } from '../../src/core/backends/backend';
+import { DockerBackend } from '../../src/core/backends/docker';
 import { SandboxBackends } from '../../src/core/backends/registry';
+import { LivenessWatch } from '../../src/core/livenessWatch';
 import { ScreenController } from '../../src/core/screen';
-import { hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
+import { hostProcesses, LOCAL_BASE_IMAGE, removeTestContainers, settings, sh, tempMarkers, testLog, uniqueKey, waitFor } from '../support/env';
 import { sleep } from '../support/process';
 
 /** The docker CLI behind a wrapper that appends each call's argv (one line) to `log`. */
@@ -29,6 +33,66 @@ function recordingDocker(): { cli: string; log: string; dir: string } {
 const calls = (log: string): string[] => readFileSync(log, 'utf8').split('\n').filter(Boolean);
 /** This machine's `docker events` clients watching one container. */
 const eventClients = (id: string): string[] => hostProcesses(`docker events .*container=${id}`);
+
+describe('the liveness watch on a plain container, through docker events', () => {
+  const recorder = recordingDocker();
+  const name = `botscreen-liveness-${uniqueKey()}`;
+  const backend = new DockerBackend(settings({ docker: { cli: recorder.cli } }).docker!, uniqueKey(), testLog);
+  const answers: Array<{ at: number; liveness: Liveness }> = [];
+
+  after(() => {
+    sh('docker', ['rm', '-f', name]);
+    rmSync(recorder.dir, { recursive: true, force: true });
+  });
+
+  test('idle: no inspect; a kill is noticed within 3 s; a dead events client is replaced; dispose ends it', async () => {
+    const id = sh('docker', ['run', '-d', '--init', '--name', name, LOCAL_BASE_IMAGE, 'sleep', 'infinity']).trim();
+    assert.match(id, /^[0-9a-f]{64}$/);
+    const sandbox = await backend.fromIdentity({ backend: 'docker', id, name });
+    const watch = new LivenessWatch({
+      check: async () => {
+        const liveness = await backend.liveness(sandbox);
+        answers.push({ at: Date.now(), liveness });
+        return liveness;
+      },
+      events: (since) => backend.livenessEvents(sandbox, since),
+      log: testLog,
+    });
+    try {
+      const first = await waitFor(() => {
+        const now = eventClients(id);
+        return now.length === 1 ? now[0] : undefined;
+      }, 20_000, 100, 'one docker events client');
+      const before = calls(recorder.log).length;
+      await sleep(10_000);
+      const idle = calls(recorder.log).slice(before);
+      console.log(`# CLI calls in 10 s of watching an idle container: ${idle.length} (${idle.join(' | ') || 'none'})`);
+      assert.deepEqual(idle, [], 'no docker call at all (no inspect) while nothing happens');
+      assert.equal(answers.length, 0, 'nothing asked');
+
+      // The events client dies: the container is checked at once and a new client replays the gap.
+      sh('kill', ['-9', first.split(' ')[0]]);
+      await waitFor(() => answers.length === 1, 20_000, 20, 'the check when the stream ended');
+      assert.equal(answers[0].liveness, 'alive');
+      const second = await waitFor(() => {
+        const now = eventClients(id);
+        return now.length === 1 && now[0] !== first ? now[0] : undefined;
+      }, 20_000, 100, 'a new events client');
+      assert.match(second, /--since \d+s/);
+
+      const killStart = Date.now();
+      sh('docker', ['kill', id]);
+      const killDone = Date.now();
+      const gone = await waitFor(() => answers.find((a) => a.liveness === 'gone'), 20_000, 20, 'the kill to be noticed');
+      const noticed = gone.at - killDone;
+      console.log(`# docker kill found gone ${noticed} ms after it returned (${gone.at - killStart} ms after it began), through the new events client`);
+      assert.ok(noticed <= 3_000, `a killed container is found gone within 3 s of the kill (took ${noticed} ms)`);
+    } finally {
+      watch.dispose();
+    }
+    await waitFor(() => eventClients(id).length === 0, 10_000, 100, 'dispose to end the events client');
+  });
+});
 
 describe('sandbox liveness through docker events', () => {
   const recorder = recordingDocker();
