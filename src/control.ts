@@ -1,14 +1,13 @@
 // Who controls the screen, as this window sees it: the lease cached for the input gate, with context keys.
 import * as vscode from 'vscode';
 import { LeaseStore, viewerHolds, type Lease } from './core/lease';
-import { Disposable, toDisposable } from './core/lifecycle';
-
-const REREAD_MS = 500;
+import { Disposable } from './core/lifecycle';
 
 /**
  * Who controls the screen, for this window: the lease on disk, cached so the input gate can ask
- * on every message without touching the disk, refreshed after our own transitions and every
- * half second for other windows' (the file is the truth shared by every process).
+ * on every message without touching the disk, refreshed after our own transitions and when the
+ * file changes, for other windows' (the file is the truth shared by every process). Nothing
+ * runs on a timer while nobody changes hands.
  */
 export class Control extends Disposable {
   private lease: Lease;
@@ -19,8 +18,7 @@ export class Control extends Disposable {
     super();
     this.lease = store.read();
     this.register(store.onTransition((lease) => this.update(lease)));
-    const timer = setInterval(() => this.update(store.read()), REREAD_MS);
-    this.register(toDisposable(() => clearInterval(timer)));
+    this.register(store.watch(() => this.update(store.read())));
   }
 
   get current(): Lease {

@@ -28,6 +28,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { watchFile, type FileWatchOptions } from './fileWatch';
 import { toDisposable, type DisposableLike } from './lifecycle';
 
 export type LeaseHolder = 'agent' | 'human';
@@ -244,6 +245,20 @@ export class LeaseStore {
   onTransition(listener: LeaseListener): DisposableLike {
     this.listeners.add(listener);
     return toDisposable(() => this.listeners.delete(listener));
+  }
+
+  /**
+   * Calls `listener` when the lease file may have changed, by any process (another window's
+   * transition included): file events on its directory, not a timer (fileWatch.ts). The
+   * directory is made (0700) if it is missing, so it can be watched from the start.
+   */
+  watch(listener: () => void, options?: FileWatchOptions): DisposableLike {
+    try {
+      fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // watchFile falls back to re-reading until the directory can be watched
+    }
+    return watchFile(this.path, listener, options);
   }
 
   private transition(change: (current: Lease) => Omit<Lease, 'epoch' | 'since'> | undefined): Lease {

@@ -21,6 +21,14 @@ export interface ParsedCommand<T> extends Command {
   parse(result: RunResult): T;
 }
 
+/**
+ * A long-lived command that reports events one a line (a runtime's `events` stream), paired with
+ * the reader of a line: undefined for a line that is not an event the caller acts on.
+ */
+export interface EventCommand<T> extends Command {
+  parseLine(line: string): T | undefined;
+}
+
 export interface RunOptions {
   readonly timeoutMs: number;
   /** Bytes for stdin; without them stdin is closed, so a probe can never hang on input. */

@@ -3,7 +3,7 @@
  * watching and stopping it. It is given its backends (a factory) and its settings; every status
  * change goes through one checked transition.
  */
-import type { ImageSwitch, SandboxBackend } from './backends/backend';
+import type { ImageSwitch, Liveness, SandboxBackend } from './backends/backend';
 import { cannotAsk, NO_HOSTS, type ConsentAnswer, type HostMemory, type StartConsent, type StartQuestion } from './consent';
 import { commandFailed } from './failure';
 import {
@@ -14,6 +14,7 @@ import {
   parsePublished,
   type PublishedScreen,
 } from './launcher';
+import { LivenessWatch } from './livenessWatch';
 import type { Logger } from './logger';
 import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement } from './placement';
@@ -50,7 +51,6 @@ export interface ScreenStatus {
 }
 
 const START_TIMEOUT_S = 20;
-const DEFAULT_LIVENESS_INTERVAL_MS = 5_000;
 
 export interface ControllerOptions {
   /** How often idleness is checked (tests shorten it). */
@@ -92,7 +92,8 @@ export class ScreenController {
   private live: Live | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(status: ScreenStatus) => void>();
-  private livenessTimer: NodeJS.Timeout | undefined;
+  /** Watches the running screen's sandbox (events, or a backoff poll); none for one on this machine. */
+  private liveness: LivenessWatch | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private lastActivity = Date.now();
   /** This window's workspace key (fixed for the window's life): runtime dir, marker, labels. */
@@ -301,19 +302,34 @@ export class ScreenController {
     void relay.exited.then(({ exitCode, stderr }) => {
       this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
       // 137 is what a docker exec client returns when its container vanished: check now
-      // instead of waiting for the next liveness tick.
+      // instead of waiting for an event or the next poll.
       if (this.live === live && !this.disposed) {
-        void this.checkLiveness();
+        this.suspectGone();
       }
     });
     return relay;
   }
 
-  /** Checks that the running screen's sandbox (and, on this machine, the screen) still exists. */
-  async checkLiveness(): Promise<void> {
+  /**
+   * Something that ran in the sandbox failed (an exec, an action): check its liveness now. The
+   * watch coalesces these and starts its poll over from the first interval.
+   */
+  suspectGone(): void {
+    if (this.liveness) {
+      this.liveness.checkNow();
+    } else {
+      void this.checkLiveness();
+    }
+  }
+
+  /**
+   * Checks that the running screen's sandbox (and, on this machine, the screen) still exists;
+   * resolves with what the sandbox's check found (undefined when nothing was asked).
+   */
+  async checkLiveness(): Promise<Liveness | undefined> {
     const live = this.live;
     if (!live || this.current.state !== 'running') {
-      return;
+      return undefined;
     }
     if (live.sandbox.onHost) {
       const { command, input } = launcherCommand(live.sandbox, this.key, { mode: 'status' });
@@ -323,13 +339,15 @@ export class ScreenController {
         this.forget();
         this.transition({ state: 'stopped', placement: live.placement });
       }
-      return;
+      return undefined;
     }
-    if ((await live.backend.liveness(live.sandbox)) === 'gone' && this.live === live) {
+    const liveness = await live.backend.liveness(live.sandbox);
+    if (liveness === 'gone' && this.live === live) {
       this.log.warn(`the sandbox ${live.sandbox.name} hosting this screen is gone`);
       this.forget();
       this.transition({ state: 'gone', placement: live.placement, problem: { code: 'sandboxGone' }, sandbox: this.current.sandbox });
     }
+    return liveness;
   }
 
   dispose(): void {
@@ -411,7 +429,13 @@ export class ScreenController {
     });
     this.stopLiveness();
     if (!sandbox.onHost) {
-      this.livenessTimer = setInterval(() => void this.checkLiveness(), target.backend.livenessIntervalMs ?? DEFAULT_LIVENESS_INTERVAL_MS);
+      const events = target.backend.livenessEvents?.bind(target.backend);
+      this.liveness = new LivenessWatch({
+        check: () => this.checkLiveness(),
+        events: events && ((since) => events(sandbox, since)),
+        pollMs: target.backend.livenessIntervalMs,
+        log: this.log,
+      });
     }
     this.noteActivity();
     clearInterval(this.idleTimer);
@@ -436,10 +460,8 @@ export class ScreenController {
   }
 
   private stopLiveness(): void {
-    if (this.livenessTimer) {
-      clearInterval(this.livenessTimer);
-      this.livenessTimer = undefined;
-    }
+    this.liveness?.dispose();
+    this.liveness = undefined;
   }
 
   private trusted(): boolean {

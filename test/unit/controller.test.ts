@@ -172,6 +172,17 @@ describe('the screen controller with a fake backend', () => {
     assert.deepEqual(r.states, ['starting', 'running', 'gone']);
   });
 
+  test('an exec that failed (suspectGone) asks at once, long before the next poll', async () => {
+    const fake = new FakeBackend('docker'); // polls every 60 s
+    const r = rig([fake]);
+    await r.controller.start();
+    fake.calls.length = 0;
+    fake.alive = 'gone';
+    r.controller.suspectGone();
+    await waitFor(() => r.controller.status.state === 'gone', 2_000, 5, 'the gone state');
+    assert.deepEqual(fake.calls, ['liveness']);
+  });
+
   test('adoption: a new controller (a reloaded window) attaches to the screen its marker records, creating nothing', async () => {
     const fake = new FakeBackend('docker');
     const first = rig([fake]);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DockerCli, isDaemonDown, isNoSuchContainer } from '../../src/core/backends/dockerCli';
+import { DockerCli, engineCli, isDaemonDown, isNoSuchContainer } from '../../src/core/backends/dockerCli';
 
 /** A successful run's result with this output. */
 const ok = (stdout: string) => ({ exitCode: 0, stdout, stderr: '', timedOut: false });
@@ -54,4 +54,31 @@ test('daemon-down and no-such-container messages are told apart', () => {
   assert.ok(isDaemonDown('Cannot connect to the Docker daemon at unix:///x.sock. Is the docker daemon running?'));
   assert.ok(!isDaemonDown('Error: No such container: x'));
   assert.ok(isNoSuchContainer('Error response from daemon: No such container: x'));
+});
+
+test('liveness events: a stream of one container\'s end and removal, filtered by the engine, replaying a window', () => {
+  const events = docker.events('cid', 7);
+  assert.equal(events.command, 'docker');
+  assert.deepEqual(events.args, [
+    'events', '--since', '7s',
+    '--filter', 'type=container', '--filter', 'container=cid',
+    '--filter', 'event=die', '--filter', 'event=destroy',
+    '--format', '{{.Action}}',
+  ]);
+  assert.equal(events.parseLine('die'), 'stopped');
+  assert.equal(events.parseLine('destroy\r'), 'removed');
+  for (const other of ['', 'exec_die', 'kill', 'died', 'WARNING: something']) {
+    assert.equal(events.parseLine(other), undefined, JSON.stringify(other));
+  }
+});
+
+test('liveness events on Podman: its own event names and format', () => {
+  const events = engineCli('podman', 'podman').events('cid', 3);
+  assert.equal(events.command, 'podman');
+  assert.deepEqual(events.args.slice(0, 3), ['events', '--since', '3s']);
+  assert.ok(events.args.includes('event=died') && events.args.includes('event=remove'));
+  assert.equal(events.args.at(-1), '{{.Status}}');
+  assert.equal(events.parseLine('died'), 'stopped');
+  assert.equal(events.parseLine('remove'), 'removed');
+  assert.equal(events.parseLine('die'), undefined);
 });

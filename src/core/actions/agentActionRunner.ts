@@ -52,6 +52,8 @@ export interface ScreenAccess {
   start(): Promise<ScreenStatus>;
   runningSandbox(): { readonly sandbox: Sandbox; readonly screen: PublishedScreen } | undefined;
   noteActivity(): void;
+  /** An exec in the sandbox failed: its liveness is worth checking now (the controller's watch). */
+  suspectGone?(): void;
 }
 
 /** What the runner needs of the control lease. */
@@ -173,6 +175,12 @@ export class AgentActionRunner {
     this.screen.noteActivity();
     try {
       return await entry.run(action, session);
+    } catch (err) {
+      if (err instanceof ActionFailed) {
+        // A sandbox that died shows first as a failed exec: say so now, not at the next poll.
+        this.screen.suspectGone?.();
+      }
+      throw err;
     } finally {
       this.screen.noteActivity();
     }

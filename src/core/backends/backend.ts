@@ -5,6 +5,7 @@
 import type { StartConsent } from '../consent';
 import type { Logger } from '../logger';
 import type { ProgressReporter } from '../progress';
+import type { EventCommand } from '../runner';
 import type { Sandbox } from '../sandbox';
 
 /** What a marker needs to find a sandbox again: backend plus its own identity fields. */
@@ -16,6 +17,9 @@ export interface SandboxIdentity {
 }
 
 export type Liveness = 'alive' | 'gone' | 'unknown';
+
+/** What a runtime's event stream reports about a sandbox: reasons to check it at once. */
+export type SandboxEvent = 'stopped' | 'removed';
 
 /**
  * One sandbox backend (docker, podman, ssh, ...). Backends only build argv and interpret output;
@@ -35,9 +39,15 @@ export interface SandboxBackend {
   /** Whether the sandbox still exists; a CLI error or timeout is `unknown`, never `gone`. */
   liveness(sandbox: Sandbox): Promise<Liveness>;
   /**
-   * How often a running screen's sandbox is checked. A local `docker inspect` is cheap enough
-   * for every second (the view must say "gone" within 2 s even with no viewer's relay to break);
-   * an ssh login or a kubectl call is not, and those backends default to 5 s.
+   * The runtime's event stream for this sandbox, where the runtime has one (Docker, Podman): a
+   * long-lived command whose lines say the sandbox stopped or was removed, replaying from
+   * `sinceSeconds` ago. A running screen's sandbox is then checked only when an event comes
+   * (the view says "gone" within a second or two, with no viewer's relay to break and no poll).
+   */
+  livenessEvents?(sandbox: Sandbox, sinceSeconds: number): EventCommand<SandboxEvent>;
+  /**
+   * Without events: the first interval of the poll that checks a running screen's sandbox (it
+   * doubles while the answer stays the same; livenessWatch.ts). Default 5 s.
    */
   readonly livenessIntervalMs?: number;
   /**

@@ -7,11 +7,11 @@ import { commandFailed, failureDetail, mustSucceed } from '../failure';
 import type { Logger } from '../logger';
 import type { ProgressReporter } from '../progress';
 import { backendSetting, ScreenError } from '../problem';
-import { PROBE_TIMEOUT_MS, run, runParsed } from '../runner';
+import { PROBE_TIMEOUT_MS, run, runParsed, type EventCommand } from '../runner';
 import { SANDBOX_IMAGE, isOwnImage } from '../sandboxImage';
 import type { Sandbox } from '../sandbox';
 import { isValidContainerRef, isValidImage } from '../validate';
-import type { BackendRecord, ImageSwitch, Liveness, SandboxBackend, SandboxIdentity, SettingsSource } from './backend';
+import type { BackendRecord, ImageSwitch, Liveness, SandboxBackend, SandboxEvent, SandboxIdentity, SettingsSource } from './backend';
 import { DESKTOP_USER, DockerCli, engineCli, isDaemonDown, type ManagedContainer } from './dockerCli';
 
 export interface DockerSettings {
@@ -66,7 +66,6 @@ export const PODMAN: BackendRecord<DockerSettings> = {
  * removed or recreated.
  */
 export class DockerBackend implements SandboxBackend {
-  readonly livenessIntervalMs = 1_000;
   readonly imageSetting: string;
   /**
    * Whether a container has the desktop user, by container id: a container's users do not
@@ -178,6 +177,10 @@ export class DockerBackend implements SandboxBackend {
 
   fromIdentity(identity: SandboxIdentity): Promise<Sandbox> {
     return this.withDesktopUser(identity.id, identity.name);
+  }
+
+  livenessEvents(sandbox: Sandbox, sinceSeconds: number): EventCommand<SandboxEvent> {
+    return this.docker.events(sandbox.id, sinceSeconds);
   }
 
   async liveness(sandbox: Sandbox): Promise<Liveness> {

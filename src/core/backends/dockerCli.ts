@@ -3,8 +3,9 @@
  * that overrides only what differs (how it records a container's image).
  */
 import type { Command } from '../command';
-import type { ParsedCommand, RunResult } from '../runner';
+import type { EventCommand, ParsedCommand, RunResult } from '../runner';
 import type { Sandbox } from '../sandbox';
+import type { SandboxEvent } from './backend';
 
 /** Labels that mark a container as ours; reuse is by these, never by image. */
 export const LABEL_MANAGED = 'dev.botscreen.managed';
@@ -112,6 +113,29 @@ export class DockerCli {
   }
 
   /**
+   * The container's stop and removal events as they happen (and those of the last `sinceSeconds`,
+   * counted on the engine's clock), one a line; filtered by the engine, so the execs every relay
+   * and action makes are never sent.
+   */
+  events(id: string, sinceSeconds: number): EventCommand<SandboxEvent> {
+    const { stopped, removed } = this.eventNames;
+    const parse = (line: string): SandboxEvent | undefined => (line.trim() === stopped ? 'stopped' : line.trim() === removed ? 'removed' : undefined);
+    return {
+      ...this.cmd(
+        'events', '--since', `${sinceSeconds}s`,
+        '--filter', 'type=container', '--filter', `container=${id}`,
+        '--filter', `event=${stopped}`, '--filter', `event=${removed}`,
+        '--format', this.eventFormat,
+      ),
+      parseLine: parse,
+    };
+  }
+
+  /** What the engine calls a container's end and its removal in its events. */
+  protected readonly eventNames = { stopped: 'die', removed: 'destroy' };
+  protected readonly eventFormat: string = '{{.Action}}';
+
+  /**
    * Runs argv in the container; `-i` keeps stdin open, never `-t` (a tty corrupts bytes). `--`
    * ends the options: a container reference can never be read as one.
    */
@@ -154,6 +178,9 @@ class PodmanCli extends DockerCli {
   protected override engineLabels(spec: ContainerSpec): string[] {
     return ['--label', `${LABEL_REQUESTED_IMAGE}=${spec.image}`];
   }
+
+  protected override readonly eventNames = { stopped: 'died', removed: 'remove' };
+  protected override readonly eventFormat = '{{.Status}}';
 
   override configImage(id: string): Command {
     const label = `index .Config.Labels "${LABEL_REQUESTED_IMAGE}"`;
