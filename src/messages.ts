@@ -51,6 +51,8 @@ export function problemMessage(problem: Problem): string {
       return vscode.l10n.t('The screen did not come up in time and was stopped. The launcher\'s log is in the Bot Screen log (Show Logs).');
     case 'sandboxGone':
       return sandboxGoneMessage();
+    case 'desktopStopped':
+      return vscode.l10n.t('The desktop in the sandbox stopped (its VNC server ended); the sandbox is still there. Start the screen again to bring the desktop back in it.');
     case 'sandboxUnknown':
       return vscode.l10n.t('Could not tell whether the sandbox {0} hosting this screen is still there (the CLI did not answer). Its state is unknown; try again.', problem.name);
     case 'notRunning':
@@ -264,6 +266,8 @@ export function viewStrings(): ViewStrings {
     statFirstFrame: vscode.l10n.t('Connect to first frame (ms)'),
     statLastFrame: vscode.l10n.t('Since the last frame (s)'),
     statReconnects: vscode.l10n.t('Reconnects'),
+    reconnecting: vscode.l10n.t('Reconnecting… (attempt {0})'),
+    stalled: vscode.l10n.t('No data for {0} s'),
   };
 }
 

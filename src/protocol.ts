@@ -75,6 +75,10 @@ export interface ViewStrings {
   readonly statFirstFrame: string;
   readonly statLastFrame: string;
   readonly statReconnects: string;
+  /** The badge while a dropped session is being replaced; `{0}` is the attempt number. */
+  readonly reconnecting: string;
+  /** The badge while a live session receives nothing; `{0}` is the number of seconds. */
+  readonly stalled: string;
 }
 
 export type HostToWebview =
@@ -87,7 +91,11 @@ export type HostToWebview =
   /** Who controls the screen, as this viewer sees it; `mine` means its input reaches the screen. */
   | { readonly type: 'control'; readonly label: string; readonly mine: boolean }
   /** The relay ended; `reason` is shown to the user. */
-  | { readonly type: 'closed'; readonly reason: string };
+  | { readonly type: 'closed'; readonly reason: string }
+  /** Whether the viewer is on screen: hidden, the host holds the bytes back, so silence means nothing. */
+  | { readonly type: 'visible'; readonly visible: boolean }
+  /** How many viewers watch this screen (`label` says it in the user's language). */
+  | { readonly type: 'viewers'; readonly count: number; readonly label: string };
 
 export type WebviewToHost =
   | { readonly type: 'ready' }
@@ -97,5 +105,7 @@ export type WebviewToHost =
   | { readonly type: 'rfb'; readonly data: Uint8Array }
   | { readonly type: 'action'; readonly action: ViewAction }
   /** For tests and benchmarks: the first framebuffer update after connect was drawn. */
-  | { readonly type: 'frame'; readonly atMs: number };
+  | { readonly type: 'frame'; readonly atMs: number }
+  /** Why the view's session watch acted (black screen, stall, reconnect), for the log. */
+  | { readonly type: 'log'; readonly message: string };
 

@@ -75,6 +75,7 @@ export class ScreenWebview extends Disposable {
   setVisible(visible: boolean): void {
     this.visible = visible;
     this.pump?.setVisible(visible);
+    this.post({ type: 'visible', visible });
   }
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
@@ -96,12 +97,15 @@ export class ScreenWebview extends Disposable {
         this.closeRelay('');
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
         this.postControl();
+        this.post({ type: 'visible', visible: this.visible });
         break;
       case 'connect':
         this.openRelay();
         break;
       case 'disconnect':
-        this.closeRelay('');
+        // The webview ended its session itself: no 'closed' back, which it could take for
+        // the answer to the 'connect' of its next session.
+        this.closeRelay('', false);
         break;
       case 'rfb':
         this.forwardInput(message.data);
@@ -119,6 +123,9 @@ export class ScreenWebview extends Disposable {
         break;
       case 'frame':
         this.log.debug(`first frame drawn in the ${this.inEditor ? 'editor panel' : 'Screen view'}`);
+        break;
+      case 'log':
+        this.log.info(`${this.inEditor ? 'editor panel' : 'Screen view'}: ${String(message.message).slice(0, 300)}`);
         break;
     }
   }
@@ -178,7 +185,7 @@ export class ScreenWebview extends Disposable {
     this.post({ type: 'control', label: controlLabel(lease.holder, mine, lease.unreadable !== undefined), mine });
   }
 
-  private closeRelay(reason: string): void {
+  private closeRelay(reason: string, tell = true): void {
     const relay = this.relay;
     if (!relay) {
       return;
@@ -189,7 +196,9 @@ export class ScreenWebview extends Disposable {
     this.pump?.dispose();
     this.pump = undefined;
     endRelay(relay, releases);
-    this.post({ type: 'closed', reason });
+    if (tell) {
+      this.post({ type: 'closed', reason });
+    }
   }
 
   private post(message: HostToWebview): void {

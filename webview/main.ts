@@ -4,6 +4,7 @@ import RFB from '@novnc/novnc';
 import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
 import { createChannel, type PostMessageChannel } from './channel';
 import { ConnectionPanel } from './connectionPanel';
+import { SessionWatch, type Clock } from './reconnect';
 import { ScreenStats } from './stats';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
@@ -23,7 +24,10 @@ const controlBar = $('control');
 const controlText = $('control-text');
 const controlButton = $<HTMLButtonElement>('control-button');
 const screen = $('screen');
-const stats = new ScreenStats($('connection'), (atMs) => post({ type: 'frame', atMs }));
+const stats = new ScreenStats($('connection'), (atMs) => {
+  post({ type: 'frame', atMs });
+  watch.frameDrawn();
+});
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
@@ -32,8 +36,30 @@ let inControl = false;
 let status: ScreenStatusView | undefined;
 let rfb: RFB | undefined;
 let channel: PostMessageChannel | undefined;
-let connectRequested = false;
-let retryTimer: number | undefined;
+
+const clock: Clock = {
+  now: () => Date.now(),
+  after: (ms, run) => {
+    const timer = window.setTimeout(run, ms);
+    return () => window.clearTimeout(timer);
+  },
+  every: (ms, run) => {
+    const timer = window.setInterval(run, ms);
+    return () => window.clearInterval(timer);
+  },
+};
+/** When to (re)open the session, and whether the open one works (./reconnect.ts). */
+const watch = new SessionWatch(clock, {
+  connect: () => {
+    stats.setConnection('connecting');
+    post({ type: 'connect' });
+  },
+  drop: () => dropSession(),
+  fullRefresh: () => requestUpdate(false),
+  ping: () => requestUpdate(true),
+  log: (message) => post({ type: 'log', message }),
+  changed: () => renderBadge(),
+});
 
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const message = event.data;
@@ -51,6 +77,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'open':
       openSession();
       break;
+    case 'visible':
+      watch.setVisible(message.visible);
+      break;
     case 'control':
       inControl = message.mine;
       stats.setInControl(message.mine);
@@ -67,11 +96,15 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'rfb':
       stats.received(message.data.byteLength);
+      watch.dataReceived();
       channel?.deliver(message.data);
       break;
     case 'closed':
-      connectRequested = false;
-      channel?.end(message.reason);
+      if (channel) {
+        channel.end(message.reason); // noVNC's disconnect event tells the watch
+      } else {
+        watch.closed(); // the relay could not be opened at all
+      }
       break;
   }
 });
@@ -85,9 +118,12 @@ function render(next: ScreenStatusView): void {
   actions.replaceChildren(...next.actions.map(actionButton));
   controlBar.hidden = next.state !== 'running';
   if (next.state === 'running') {
-    ensureConnected();
+    watch.start();
   } else {
-    closeSession();
+    // Final states (stopped, sandbox gone, error) retry nothing: their actions are the way on.
+    watch.stop();
+    dropSession();
+    stats.setConnection('idle');
   }
   renderBadge();
 }
@@ -96,9 +132,32 @@ function renderBadge(): void {
   if (!status || !strings) {
     return;
   }
-  const live = status.state === 'running' && stats.connection === 'live';
-  badge.textContent = status.state !== 'running' ? status.stateLabel : live ? strings.live : strings.connecting;
-  badge.dataset.state = live ? 'live' : status.state;
+  badge.removeAttribute('data-attempt');
+  if (status.state !== 'running') {
+    badge.textContent = status.stateLabel;
+    badge.dataset.state = status.state;
+    return;
+  }
+  const session = watch.view;
+  switch (session.kind) {
+    case 'live':
+      badge.textContent = strings.live;
+      badge.dataset.state = 'live';
+      break;
+    case 'stalled':
+      badge.textContent = strings.stalled.replace('{0}', String(session.seconds));
+      badge.dataset.state = 'stalled';
+      break;
+    case 'connecting':
+    case 'waiting':
+      badge.textContent = session.attempt > 0 ? strings.reconnecting.replace('{0}', String(session.attempt)) : strings.connecting;
+      badge.dataset.state = session.attempt > 0 ? 'reconnecting' : 'running';
+      badge.dataset.attempt = String(session.attempt);
+      break;
+    case 'idle':
+      badge.textContent = strings.connecting;
+      badge.dataset.state = 'running';
+  }
 }
 
 function actionButton(action: ViewAction): HTMLButtonElement {
@@ -110,20 +169,11 @@ function actionButton(action: ViewAction): HTMLButtonElement {
   return button;
 }
 
-function ensureConnected(): void {
-  if (rfb || connectRequested) {
-    return;
-  }
-  connectRequested = true;
-  stats.setConnection('connecting');
-  post({ type: 'connect' });
-}
-
 function openSession(): void {
-  connectRequested = false;
   if (rfb || status?.state !== 'running') {
     return;
   }
+  watch.opened();
   stats.sessionOpened();
   channel = createChannel(
     (data) => post({ type: 'rfb', data }),
@@ -136,7 +186,7 @@ function openSession(): void {
   session.background = 'var(--vscode-editor-background)';
   session.addEventListener('connect', () => {
     stats.setConnection('live');
-    renderBadge();
+    watch.connected();
   });
   session.addEventListener('disconnect', () => {
     if (rfb === session) {
@@ -144,25 +194,39 @@ function openSession(): void {
       channel = undefined;
       stats.setConnection('closed');
       keyboardBar.hidden = true;
-      renderBadge();
-      // The relay can end while the screen runs on (a hiccup, a killed exec client): the host
-      // checks the sandbox; if it is still there, try again shortly.
-      window.clearTimeout(retryTimer);
-      retryTimer = window.setTimeout(() => status?.state === 'running' && ensureConnected(), 1000);
+      // The relay can end while the screen runs on (a killed exec client, a link blip): the
+      // host checks the sandbox and the desktop (a final state stops the watch); else the watch
+      // opens a new session to the same desktop after its backoff.
+      watch.closed();
     }
   });
   rfb = session;
 }
 
-function closeSession(): void {
-  window.clearTimeout(retryTimer);
-  connectRequested = false;
+/** Ends the current session, if any, without telling the watch (it asked, or it is stopped). */
+function dropSession(): void {
   const session = rfb;
   rfb = undefined;
   channel = undefined;
   session?.disconnect();
-  stats.setConnection('idle');
+  stats.setConnection('closed');
   keyboardBar.hidden = true;
+}
+
+/**
+ * A non-incremental FramebufferUpdateRequest (RFB message 3) of the whole screen, or of its
+ * first pixel as a ping that a healthy server always answers. Sent between noVNC's own
+ * messages (never inside one: noVNC writes each message in one synchronous call), and only
+ * after the handshake, when the server reads requests.
+ */
+function requestUpdate(ping: boolean): void {
+  const canvas = screen.querySelector('canvas');
+  if (!channel || !canvas) {
+    return;
+  }
+  const width = ping ? 1 : canvas.width;
+  const height = ping ? 1 : canvas.height;
+  channel.send(new Uint8Array([3, 0, 0, 0, 0, 0, width >> 8, width & 0xff, height >> 8, height & 0xff]));
 }
 
 /**
