@@ -288,6 +288,11 @@ export function imageSwitchMessage(current: string, target: string): string {
   );
 }
 
+/** How many viewers watch the screen (in every window, external VNC viewers included). */
+export function viewersLabel(count: number): string {
+  return count === 1 ? vscode.l10n.t('1 viewer connected') : vscode.l10n.t('{0} viewers connected', count);
+}
+
 /** Who holds control, from one viewer's point of view. */
 export function controlLabel(holder: 'agent' | 'human', mine: boolean, unreadable: boolean): string {
   if (unreadable) {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Control } from './control';
-import { Disposable } from './core/lifecycle';
+import { Disposable, type DisposableLike } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
 import { RfbPump } from './core/pump';
@@ -10,9 +10,10 @@ import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
-import { controlLabel, problemMessage, statusWords, viewStrings } from './messages';
+import { controlLabel, problemMessage, statusWords, viewersLabel, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
 import { statusView } from './statusView';
+import type { ViewerCount } from './viewerCount';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
 /**
@@ -28,6 +29,8 @@ export class ScreenWebview extends Disposable {
   private relay: StreamProcess | undefined;
   private gate: RfbInputGate | undefined;
   private pump: RfbPump | undefined;
+  /** This viewer's place in the viewer count, while its relay is open. */
+  private counted: DisposableLike | undefined;
   private visible: boolean;
 
   constructor(
@@ -38,6 +41,7 @@ export class ScreenWebview extends Disposable {
     private readonly log: Logger,
     private readonly inEditor: boolean,
     visible: boolean,
+    private readonly viewerCount: ViewerCount,
   ) {
     super();
     this.visible = visible;
@@ -60,6 +64,7 @@ export class ScreenWebview extends Disposable {
         this.postControl();
       }),
     );
+    this.register(viewerCount.onDidChange(() => this.postViewers()));
   }
 
   /** Takes control for this viewer (a person acts; the agent's tools are refused). */
@@ -97,6 +102,7 @@ export class ScreenWebview extends Disposable {
         this.closeRelay('');
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
         this.postControl();
+        this.postViewers();
         this.post({ type: 'visible', visible: this.visible });
         break;
       case 'connect':
@@ -141,12 +147,14 @@ export class ScreenWebview extends Disposable {
       return;
     }
     this.relay = relay;
+    this.counted = this.viewerCount.add(this.viewerId, this.inEditor ? 'panel' : 'view');
     this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId));
     this.pump = new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
     this.pump.setVisible(this.visible);
     void relay.exited.then(() => {
       if (this.relay === relay) {
         this.relay = undefined;
+        this.uncount();
         this.pump?.dispose();
         this.pump = undefined;
         this.post({ type: 'closed', reason: '' });
@@ -193,12 +201,23 @@ export class ScreenWebview extends Disposable {
     const releases = this.gate?.release().forward ?? [];
     this.relay = undefined;
     this.gate = undefined;
+    this.uncount();
     this.pump?.dispose();
     this.pump = undefined;
     endRelay(relay, releases);
     if (tell) {
       this.post({ type: 'closed', reason });
     }
+  }
+
+  private uncount(): void {
+    this.counted?.dispose();
+    this.counted = undefined;
+  }
+
+  private postViewers(): void {
+    const count = this.viewerCount.current;
+    this.post({ type: 'viewers', count, label: viewersLabel(count) });
   }
 
   private post(message: HostToWebview): void {

@@ -23,6 +23,11 @@ const releaseButton = $<HTMLButtonElement>('release');
 const controlBar = $('control');
 const controlText = $('control-text');
 const controlButton = $<HTMLButtonElement>('control-button');
+/** How many viewers watch, beside who holds control. */
+const viewersText = document.createElement('span');
+viewersText.id = 'viewers';
+viewersText.className = 'viewers';
+controlButton.before(viewersText);
 const screen = $('screen');
 const stats = new ScreenStats($('connection'), (atMs) => {
   post({ type: 'frame', atMs });
@@ -79,6 +84,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'visible':
       watch.setVisible(message.visible);
+      break;
+    case 'viewers':
+      viewersText.textContent = message.label;
+      viewersText.dataset.count = String(message.count);
       break;
     case 'control':
       inControl = message.mine;

@@ -78,6 +78,7 @@ class ExternalViewerPort extends Disposable {
       },
       viewerPrefix,
       onRefused: (reason, detail) => this.onRefused(reason, detail),
+      onViewer: (viewerId) => this.ctx.viewers.add(viewerId, 'external'),
     }));
     const local = `127.0.0.1:${listener.port}`;
     const { address, web } = await userSideAddress(listener.port);
