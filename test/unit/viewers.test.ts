@@ -52,7 +52,7 @@ test('the records of a process that died without unregistering are dropped; anot
   assert.ok(fs.existsSync(path.join(registry.dir, `${pid}-ba9876543210.json`)), 'a record of another host is not judged from here');
 });
 
-test('the watch reports a record another window's registry writes, without polling', async () => {
+test('the watch reports a record another window\'s registry writes, without polling', async () => {
   const dir = tempDir();
   const registry = new ViewerRegistry(dir, 'wk3');
   const other = new ViewerRegistry(dir, 'wk3');
