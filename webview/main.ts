@@ -179,10 +179,10 @@ function actionButton(action: ViewAction): HTMLButtonElement {
 }
 
 function openSession(): void {
-  if (rfb || status?.state !== 'running') {
+  if (rfb || status?.state !== 'running' || !watch.opened()) {
+    post({ type: 'disconnect' }); // a relay nobody waits for any more
     return;
   }
-  watch.opened();
   stats.sessionOpened();
   channel = createChannel(
     (data) => post({ type: 'rfb', data }),

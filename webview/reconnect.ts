@@ -5,7 +5,7 @@
 
 /** Waits before the 1st, 2nd, ... retry; the last one repeats. */
 export const RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000, 8000, 10_000];
-/** A session whose RFB handshake has not finished by then is given up. */
+/** A session whose relay has not opened, or whose RFB handshake has not finished, by then is given up. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** Connected but nothing drawn for this long: a black screen, asked once for a full update. */
 export const FIRST_FRAME_TIMEOUT_MS = 5000;
@@ -105,11 +105,16 @@ export class SessionWatch {
     this.show({ kind: 'idle' });
   }
 
-  /** The host's relay runs and the RFB session exists: the handshake starts. */
-  opened(): void {
-    if (this.phase === 'requested') {
-      this.enter('handshake');
+  /**
+   * The host's relay runs: the handshake starts. False when no session was asked for (a late
+   * answer to a request given up on): that relay is to be closed, not used.
+   */
+  opened(): boolean {
+    if (this.phase !== 'requested') {
+      return false;
     }
+    this.enter('handshake');
+    return true;
   }
 
   /** The RFB handshake finished; now a frame must follow. */
@@ -189,9 +194,10 @@ export class SessionWatch {
     }
     const now = this.clock.now();
     switch (this.phase) {
+      case 'requested':
       case 'handshake':
         if (now - this.since >= HANDSHAKE_TIMEOUT_MS) {
-          this.giveUp(`no RFB handshake within ${HANDSHAKE_TIMEOUT_MS / 1000} s`);
+          this.giveUp(`no ${this.phase === 'requested' ? 'relay' : 'RFB handshake'} within ${HANDSHAKE_TIMEOUT_MS / 1000} s`);
         }
         break;
       case 'noFrame':

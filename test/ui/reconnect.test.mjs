@@ -4,6 +4,8 @@
 // recovers on the same session; a quiet (static) screen is never taken for a stalled one.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
 import { TITLES, containersOf, hostProcesses, l10nText, screenFrame, screenStats, withWindow } from './botscreen.mjs';
@@ -47,11 +49,29 @@ async function recordBadge(frame) {
 
 const badgeSeen = (frame) => frame.evaluate(() => window.__badgeSeen.splice(0));
 
+/** The extension's own log (the "Bot Screen" channel) of this server, to print when a test fails. */
+function extensionLog(server) {
+  const logs = path.join(server.userDataDir, 'logs');
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/Bot Screen\.log$/.test(entry.name)) found.push(full);
+    }
+  };
+  try { walk(logs); } catch { /* no logs yet */ }
+  return found.map((file) => fs.readFileSync(file, 'utf8')).join('\n');
+}
+
 test('a killed relay reconnects within 2 s to the same desktop, ten times; a blocked one shows it and recovers', { timeout: 480_000 }, async () => {
   await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
+   try {
     await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
     const frame = await screenFrame(page, 60_000);
-    await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 120_000, 250, 'the desktop');
+    await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 120_000, 250, 'the desktop').catch(async (err) => {
+      throw new Error(`${err.message}; the view: ${JSON.stringify(await screenStats(frame))}, badge "${await frame.locator('#badge').textContent()}"`);
+    });
     const [container] = containersOf(server.workspace);
     const xvnc = xvncPid(container);
     assert.match(xvnc, /^\d+$/, 'one Xvnc runs in the sandbox');
@@ -125,5 +145,9 @@ test('a killed relay reconnects within 2 s to the same desktop, ten times; a blo
     assert.equal(recovered.connects, session.connects, 'the same session carried on after the block');
     assert.equal(xvncPid(container), xvnc, 'the same Xvnc after the block');
     await screenshot(page, 'ui-reconnect-recovered');
-  });
+   } catch (err) {
+    console.log(`# the extension's log:\n${extensionLog(server).replace(/^/gm, '# ')}`);
+    throw err;
+   }
+  }, { failureShot: 'ui-reconnect-failed' });
 });

@@ -162,6 +162,20 @@ test('a black screen that draws after the full request is live, and says so in t
   assert.equal(count('fullRefresh'), 1);
 });
 
+test('a relay the host never answers is given up and retried', () => {
+  const { clock, watch, logs, count } = harness();
+  watch.start();
+  clock.advance(HANDSHAKE_TIMEOUT_MS);
+  assert.equal(count('drop'), 1);
+  assert.match(logs.at(-1) ?? '', /no relay within 10 s/);
+  assert.equal(watch.opened(), false, 'the late answer to the request given up on is not used');
+  clock.advance(499);
+  assert.equal(watch.opened(), false, 'nor while the next one is not yet asked for');
+  clock.advance(1);
+  assert.equal(count('connect'), 2);
+  assert.equal(watch.opened(), true);
+});
+
 test('a handshake that never finishes is given up and retried', () => {
   const { clock, watch, count } = harness();
   watch.start();
