@@ -171,3 +171,18 @@ export async function screenStats(frame) {
 export function screenFrame(page, timeoutMs) {
   return findWebviewFrame(page, SCREEN_FRAME, timeoutMs);
 }
+
+/** The extension's own log (the "Bot Screen" channel) of this server, to print when a test fails. */
+export function extensionLog(server) {
+  const logs = path.join(server.userDataDir, 'logs');
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/Bot Screen\.log$/.test(entry.name)) found.push(full);
+    }
+  };
+  try { walk(logs); } catch { /* no logs yet */ }
+  return found.map((file) => fs.readFileSync(file, 'utf8')).join('\n');
+}

@@ -4,11 +4,9 @@
 // recovers on the same session; a quiet (static) screen is never taken for a stalled one.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
-import { TITLES, containersOf, hostProcesses, l10nText, screenFrame, screenStats, withWindow } from './botscreen.mjs';
+import { TITLES, containersOf, extensionLog, hostProcesses, l10nText, screenFrame, screenStats, withWindow } from './botscreen.mjs';
 
 const RECONNECTING = l10nText('Reconnecting… (attempt {0})');
 const STALLED = l10nText('No data for {0} s');
@@ -49,27 +47,12 @@ async function recordBadge(frame) {
 
 const badgeSeen = (frame) => frame.evaluate(() => window.__badgeSeen.splice(0));
 
-/** The extension's own log (the "Bot Screen" channel) of this server, to print when a test fails. */
-function extensionLog(server) {
-  const logs = path.join(server.userDataDir, 'logs');
-  const found = [];
-  const walk = (dir) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/Bot Screen\.log$/.test(entry.name)) found.push(full);
-    }
-  };
-  try { walk(logs); } catch { /* no logs yet */ }
-  return found.map((file) => fs.readFileSync(file, 'utf8')).join('\n');
-}
-
 test('a killed relay reconnects within 2 s to the same desktop, ten times; a blocked one shows it and recovers', { timeout: 480_000 }, async () => {
   await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
    try {
     await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
     const frame = await screenFrame(page, 60_000);
-    await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 120_000, 250, 'the desktop').catch(async (err) => {
+    await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 180_000, 250, 'the desktop').catch(async (err) => {
       throw new Error(`${err.message}; the view: ${JSON.stringify(await screenStats(frame))}, badge "${await frame.locator('#badge').textContent()}"`);
     });
     const [container] = containersOf(server.workspace);

@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, waitFor } from './harness.mjs';
-import { TITLES, l10nText, screenStats, withWindow, workspaceKey } from './botscreen.mjs';
+import { TITLES, extensionLog, l10nText, screenStats, withWindow, workspaceKey } from './botscreen.mjs';
 
 const YOU = l10nText('You have control: your keyboard and mouse reach the screen; the agent waits.');
 const OTHER = l10nText('Another viewer has control: this view is view-only.');
@@ -21,7 +21,7 @@ async function viewerFrame(page, inEditor) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      const match = await screenStats(frame).then(async (stats) => stats !== undefined && stats.hostState === 'running'
+      const match = await screenStats(frame).then(async (stats) => stats !== undefined && stats.hostState !== ''
         && (await frame.evaluate(() => Boolean(document.querySelector('#actions [data-action="openInEditor"]')))) !== inEditor).catch(() => false);
       if (match) return frame;
     }
@@ -134,9 +134,10 @@ async function externalPort(page) {
 
 test('the Screen view, an editor panel and an external viewer watch at once; each shows the count and the holder within 500 ms', { timeout: 480_000 }, async () => {
   await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
+   try {
     await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
     const view = await viewerFrame(page, false);
-    await waitFor(() => drawn(view), 120_000, 250, 'the Screen view to draw the desktop');
+    await waitFor(() => drawn(view), 180_000, 250, 'the Screen view to draw the desktop');
     await runCommand(page, TITLES.openInEditor);
     const panel = await viewerFrame(page, true);
     await waitFor(() => drawn(panel), 60_000, 250, 'the panel to draw the desktop');
@@ -185,5 +186,9 @@ test('the Screen view, an editor panel and an external viewer watch at once; eac
     external.socket.destroy();
     await countIs(webviews, 2, 'the external viewer no longer counted once it closed');
     await screenshot(page, 'ui-viewers-two');
+   } catch (err) {
+    console.log(`# the extension's log:\n${extensionLog(server).replace(/^/gm, '# ')}`);
+    throw err;
+   }
   }, { failureShot: 'ui-viewers-failed' });
 });
