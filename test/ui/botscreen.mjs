@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  REPO_ROOT, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer,
+  REPO_ROOT, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer, waitFor,
 } from './harness.mjs';
 
 export { hostProcesses } from './harness.mjs';
@@ -185,4 +185,21 @@ export function extensionLog(server) {
   };
   try { walk(logs); } catch { /* no logs yet */ }
   return found.map((file) => fs.readFileSync(file, 'utf8')).join('\n');
+}
+
+/**
+ * Runs Start until the screen runs, at most `attempts` times: on a heavily loaded machine the
+ * launcher can miss its start timeout, which says nothing about what a test checks after the start.
+ */
+export async function startScreenPatiently(page, attempts = 3) {
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
+    const frame = await screenFrame(page, 60_000);
+    const state = await waitFor(async () => {
+      const s = (await screenStats(frame))?.hostState;
+      return s === 'running' || s === 'error' ? s : undefined;
+    }, 180_000, 250, 'the screen to run or fail');
+    if (state === 'running' || attempt >= attempts) return frame;
+    console.log(`# start attempt ${attempt} failed on a loaded machine; starting again`);
+  }
 }

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import test from 'node:test';
-import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
-import { TITLES, containersOf, extensionLog, hostProcesses, l10nText, screenFrame, screenStats, withWindow } from './botscreen.mjs';
+import { canvasColorCount, screenshot, sh, sleep, waitFor } from './harness.mjs';
+import { containersOf, extensionLog, hostProcesses, l10nText, screenStats, startScreenPatiently, withWindow } from './botscreen.mjs';
 
 const RECONNECTING = l10nText('Reconnecting… (attempt {0})');
 const STALLED = l10nText('No data for {0} s');
@@ -50,8 +50,7 @@ const badgeSeen = (frame) => frame.evaluate(() => window.__badgeSeen.splice(0));
 test('a killed relay reconnects within 2 s to the same desktop, ten times; a blocked one shows it and recovers', { timeout: 480_000 }, async () => {
   await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
    try {
-    await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
-    const frame = await screenFrame(page, 60_000);
+    const frame = await startScreenPatiently(page);
     await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 180_000, 250, 'the desktop').catch(async (err) => {
       throw new Error(`${err.message}; the view: ${JSON.stringify(await screenStats(frame))}, badge "${await frame.locator('#badge').textContent()}"`);
     });

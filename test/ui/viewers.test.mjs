@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, waitFor } from './harness.mjs';
-import { TITLES, extensionLog, l10nText, screenStats, withWindow, workspaceKey } from './botscreen.mjs';
+import { TITLES, extensionLog, l10nText, screenStats, startScreenPatiently, withWindow, workspaceKey } from './botscreen.mjs';
 
 const YOU = l10nText('You have control: your keyboard and mouse reach the screen; the agent waits.');
 const OTHER = l10nText('Another viewer has control: this view is view-only.');
@@ -135,7 +135,7 @@ async function externalPort(page) {
 test('the Screen view, an editor panel and an external viewer watch at once; each shows the count and the holder within 500 ms', { timeout: 480_000 }, async () => {
   await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
    try {
-    await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
+    await startScreenPatiently(page);
     const view = await viewerFrame(page, false);
     await waitFor(() => drawn(view), 180_000, 250, 'the Screen view to draw the desktop');
     await runCommand(page, TITLES.openInEditor);
