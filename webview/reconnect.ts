@@ -71,6 +71,7 @@ export class SessionWatch {
   private lastDataAt = 0;
   private lastPingAt = 0;
   private refreshedAt = 0;
+  private stillBlackLogged = false;
   private stalledSeconds = 0;
   private visible = true;
   private cancelRetry: (() => void) | undefined;
@@ -121,6 +122,7 @@ export class SessionWatch {
   connected(): void {
     if (this.phase === 'handshake') {
       this.refreshedAt = 0;
+      this.stillBlackLogged = false;
       this.enter('noFrame');
     }
   }
@@ -205,8 +207,11 @@ export class SessionWatch {
           this.hooks.log(`black screen: connected ${FIRST_FRAME_TIMEOUT_MS / 1000} s ago but nothing drawn; asking for a full framebuffer update`);
           this.refreshedAt = now;
           this.hooks.fullRefresh();
-        } else if (this.refreshedAt > 0 && now - this.refreshedAt >= FIRST_FRAME_TIMEOUT_MS) {
-          this.giveUp(`black screen: still nothing drawn ${FIRST_FRAME_TIMEOUT_MS / 1000} s after the full framebuffer request`);
+        } else if (this.refreshedAt > 0 && !this.stillBlackLogged && now - this.refreshedAt >= FIRST_FRAME_TIMEOUT_MS) {
+          // Retried once, as promised; the session stays (its relay is alive, the handshake
+          // worked), so a slow first frame on a loaded machine still arrives.
+          this.stillBlackLogged = true;
+          this.hooks.log(`black screen: still nothing drawn ${FIRST_FRAME_TIMEOUT_MS / 1000} s after the full framebuffer request`);
         }
         break;
       case 'drawing':

@@ -1,7 +1,8 @@
 // Several viewers at once in a real VS Code on a real sandbox: the Screen view, the editor panel
 // and an external VNC client (a real RFB connection to the external-viewer port) watch together;
 // each webview shows how many viewers are connected and who holds control, and when control
-// moves between them every webview shows the new holder within 500 ms.
+// moves between them (and back to the agent when the external holder disconnects) every webview
+// shows the new holder within 500 ms.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -175,15 +176,14 @@ test('the Screen view, an editor panel and an external viewer watch at once; eac
     assert.equal((await screenStats(view)).inControl, false);
     await screenshot(page, 'ui-viewers-external-holds');
 
-    // Hand back from the palette (the window's external viewer holds): the agent, everywhere.
-    await runCommand(page, TITLES.handBack);
+    // The external viewer, holding control, disconnects: control goes back to the agent, everywhere.
+    external.socket.destroy();
     times.agent = await holders(leaseFile, [[panel, AGENT], [view, AGENT]], 'control back with the agent');
     console.log(`# holder shown after the change (ms, [first, second] webview): ${JSON.stringify(times)}`);
     for (const [who, [a, b]] of Object.entries(times)) {
       assert.ok(a <= LIMIT_MS && b <= LIMIT_MS, `control to ${who}: shown after ${a} and ${b} ms (limit ${LIMIT_MS})`);
     }
 
-    external.socket.destroy();
     await countIs(webviews, 2, 'the external viewer no longer counted once it closed');
     await screenshot(page, 'ui-viewers-two');
    } catch (err) {

@@ -126,7 +126,7 @@ test('stop ends every retry: a screen that stopped or whose sandbox is gone is f
   assert.equal(count('connect'), 1);
 });
 
-test('a black screen is asked once for a full update, logged, and then the session is replaced', () => {
+test('a black screen is asked once for a full update, logged, and logged again if it stays black', () => {
   const { clock, watch, logs, count } = harness();
   watch.start();
   watch.opened();
@@ -140,9 +140,13 @@ test('a black screen is asked once for a full update, logged, and then the sessi
   assert.equal(count('fullRefresh'), 1, 'the full request is sent once');
   assert.equal(count('drop'), 0);
   clock.advance(500);
-  assert.equal(count('drop'), 1);
-  assert.match(logs.at(-1) ?? '', /still nothing drawn .* reconnecting/);
-  assert.equal(watch.view.kind, 'waiting');
+  assert.match(logs.at(-1) ?? '', /still nothing drawn 5 s after the full framebuffer request/);
+  clock.advance(60_000);
+  assert.equal(count('fullRefresh'), 1, 'retried once only');
+  assert.equal(logs.filter((l) => /still nothing drawn/.test(l)).length, 1, 'said once');
+  assert.equal(count('drop'), 0, 'the session (its relay alive) stays for a late first frame');
+  watch.frameDrawn();
+  assert.deepEqual(watch.view, { kind: 'live' });
 });
 
 test('a black screen that draws after the full request is live, and says so in the log', () => {
