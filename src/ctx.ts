@@ -5,6 +5,7 @@ import { PortForwarder } from './core/forward';
 import { LeaseStore } from './core/lease';
 import { Disposable } from './core/lifecycle';
 import { MarkerStore } from './core/marker';
+import { ViewerRegistry } from './core/viewers';
 import { SandboxBackends } from './core/backends/registry';
 import type { ProgressStep } from './core/progress';
 import { ScreenController } from './core/screen';
@@ -12,6 +13,7 @@ import { readSettings, workspaceKey } from './settings';
 import { ScreenViews } from './screenViews';
 import { PlacementStatusBar } from './statusBar';
 import { approvedHosts, IgnoredSettingsNotice } from './trust';
+import { ViewerCount } from './viewerCount';
 
 /**
  * The one owner of the extension's objects: everything registered here is disposed on
@@ -23,6 +25,8 @@ export class Ctx extends Disposable {
   readonly controller: ScreenController;
   readonly views: ScreenViews;
   readonly control: Control;
+  /** The viewers watching this workspace's screen, in every window. */
+  readonly viewers: ViewerCount;
   /** Long work outside a start or stop (an image build) shows its spinner through whileBusy. */
   readonly statusBar: PlacementStatusBar;
   /** Ports of the running screen's sandbox forwarded here; closed when the screen stops. */
@@ -34,6 +38,7 @@ export class Ctx extends Disposable {
     const markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath);
     const leases = new LeaseStore(vscode.Uri.joinPath(extension.globalStorageUri, 'leases').fsPath, workspaceKey());
     this.control = this.register(new Control(leases));
+    this.viewers = this.register(new ViewerCount(new ViewerRegistry(leases.dir, leases.key)));
     this.controller = this.register(
       new ScreenController(new SandboxBackends((step) => this.showProgress(step)), () => readSettings(this.log), this.log, markers, {
         humanHasControl: () => this.control.humanHolds(),
@@ -44,7 +49,7 @@ export class Ctx extends Disposable {
     );
     this.forwards = this.register(new PortForwarder());
     this.register(this.controller.onStatus((status) => status.state !== 'running' && void this.forwards.close()));
-    this.views = this.register(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log));
+    this.views = this.register(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log, this.viewers));
     this.statusBar = this.register(new PlacementStatusBar(this.controller, this.control));
     // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
     // control or Hand back (Hand back only where this window holds control), Switch/Keep only

@@ -62,6 +62,7 @@ const FIXES: FixTable = {
       : [...(buildsImages(p.setting) ? [{ kind: 'buildImage' } as const] : []), ...settingOf(p), { kind: 'allowHost' }, showLogs],
   startTimeout: () => [showLogs, retry],
   sandboxGone: () => [retry],
+  desktopStopped: () => [retry],
   sandboxUnknown: () => [retry, showLogs],
   notRunning: () => [retry],
   commandFailed: () => [retry, showLogs],

@@ -51,6 +51,8 @@ export function problemMessage(problem: Problem): string {
       return vscode.l10n.t('The screen did not come up in time and was stopped. The launcher\'s log is in the Bot Screen log (Show Logs).');
     case 'sandboxGone':
       return sandboxGoneMessage();
+    case 'desktopStopped':
+      return vscode.l10n.t('The desktop in the sandbox stopped (its VNC server ended); the sandbox is still there. Start the screen again to bring the desktop back in it.');
     case 'sandboxUnknown':
       return vscode.l10n.t('Could not tell whether the sandbox {0} hosting this screen is still there (the CLI did not answer). Its state is unknown; try again.', problem.name);
     case 'notRunning':
@@ -267,6 +269,8 @@ export function viewStrings(): ViewStrings {
     statTransport: vscode.l10n.t('Transport'),
     transportDirect: vscode.l10n.t('Direct socket'),
     transportMessages: vscode.l10n.t('VS Code messages'),
+    reconnecting: vscode.l10n.t('Reconnecting… (attempt {0})'),
+    stalled: vscode.l10n.t('No data for {0} s'),
   };
 }
 
@@ -285,6 +289,11 @@ export function imageSwitchMessage(current: string, target: string): string {
     current,
     target,
   );
+}
+
+/** How many viewers watch the screen (in every window, external VNC viewers included). */
+export function viewersLabel(count: number): string {
+  return count === 1 ? vscode.l10n.t('1 viewer connected') : vscode.l10n.t('{0} viewers connected', count);
 }
 
 /** Who holds control, from one viewer's point of view. */

@@ -80,6 +80,10 @@ export interface ViewStrings {
   /** The transport's two values: the direct channel, and VS Code's webview messages. */
   readonly transportDirect: string;
   readonly transportMessages: string;
+  /** The badge while a dropped session is being replaced; `{0}` is the attempt number. */
+  readonly reconnecting: string;
+  /** The badge while a live session receives nothing; `{0}` is the number of seconds. */
+  readonly stalled: string;
 }
 
 /** How a viewer draws the screen (webview/viewMode.ts): fit, one pixel per pixel, or resize the screen. */
@@ -119,7 +123,11 @@ export type HostToWebview =
   /** The clipboard's state (src/clipboard.ts): `label` shown while shared ('' hides it); forward the screen's copies only with `fromScreen`. */
   | { readonly type: 'clipboard'; readonly label: string; readonly title: string; readonly fromScreen: boolean }
   /** The VS Code clipboard, for noVNC to offer to the screen. */
-  | { readonly type: 'clipboardToScreen'; readonly text: string };
+  | { readonly type: 'clipboardToScreen'; readonly text: string }
+  /** Whether the viewer is on screen: hidden, the host holds the bytes back, so silence means nothing. */
+  | { readonly type: 'visible'; readonly visible: boolean }
+  /** How many viewers watch this screen (`label` says it in the user's language). */
+  | { readonly type: 'viewers'; readonly count: number; readonly label: string };
 
 export type WebviewToHost =
   /** `origin` as for `connect`: `ready` asks for a session too when the screen runs. */
@@ -135,5 +143,7 @@ export type WebviewToHost =
   /** Text copied on the screen (only while this view holds control and may take it). */
   | { readonly type: 'clipboardFromScreen'; readonly text: string }
   /** The view gained focus (`force` false) or its clipboard button was pressed: offer the VS Code clipboard. */
-  | { readonly type: 'clipboardSync'; readonly force: boolean };
+  | { readonly type: 'clipboardSync'; readonly force: boolean }
+  /** Why the view's session watch acted (black screen, stall, reconnect), for the log. */
+  | { readonly type: 'log'; readonly message: string };
 

@@ -6,6 +6,7 @@ import type { Logger } from './core/logger';
 import type { ScreenController } from './core/screen';
 import { DirectEndpoint } from './directEndpoint';
 import { ScreenWebview } from './screenWebview';
+import type { ViewerCount } from './viewerCount';
 
 export const SCREEN_VIEW_ID = 'botScreen.screen';
 /** The editor panel's viewType (also in package.json: `onWebviewPanel:`, `activeWebviewPanelId`). */
@@ -23,6 +24,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
     private readonly controller: ScreenController,
     private readonly control: Control,
     private readonly log: Logger,
+    private readonly viewerCount: ViewerCount,
   ) {
     super();
     this.direct = this.register(new DirectEndpoint(log));
@@ -39,7 +41,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.sidebar?.dispose();
-    const screen = new ScreenWebview(view.webview, this.extensionUri, this.controller, this.control, this.log, false, view.visible, this.direct);
+    const screen = new ScreenWebview(view.webview, this.extensionUri, this.controller, this.control, this.log, false, view.visible, this.direct, this.viewerCount);
     this.sidebar = screen;
     this.sidebarVisible = view.visible;
     view.onDidChangeVisibility(() => {
@@ -85,7 +87,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
 
   private adopt(panel: vscode.WebviewPanel): void {
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'screen.svg');
-    const screen = new ScreenWebview(panel.webview, this.extensionUri, this.controller, this.control, this.log, true, panel.visible, this.direct);
+    const screen = new ScreenWebview(panel.webview, this.extensionUri, this.controller, this.control, this.log, true, panel.visible, this.direct, this.viewerCount);
     this.panel = { panel, screen };
     panel.onDidChangeViewState(() => screen.setVisible(panel.visible));
     panel.onDidDispose(() => {

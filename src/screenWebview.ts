@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { CLIPBOARD_SETTING, clipboardPolicy, ViewerClipboard } from './clipboard';
 import type { Control } from './control';
 import { ResizeRestore } from './core/actions/screenSize';
-import { Disposable } from './core/lifecycle';
+import { Disposable, type DisposableLike } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
 import { RfbPump, SocketPump } from './core/pump';
@@ -14,10 +14,11 @@ import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
-import { controlLabel, problemMessage, statusWords, viewStrings } from './messages';
+import { controlLabel, problemMessage, statusWords, viewersLabel, viewStrings } from './messages';
 import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
 import { affectsScreenOptions, keyboardGateOptions, screenOptionsMessage } from './screenOptions';
 import { statusView } from './statusView';
+import type { ViewerCount } from './viewerCount';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
 /**
@@ -41,6 +42,8 @@ export class ScreenWebview extends Disposable {
   private direct: DirectAddress | undefined;
   /** The relay was started while the webview booted and waits for the webview's first session. */
   private early = false;
+  /** This viewer's place in the viewer count, while its relay is open. */
+  private counted: DisposableLike | undefined;
   private visible: boolean;
   private readonly clipboard: ViewerClipboard;
   private readonly resize: ResizeRestore;
@@ -54,6 +57,7 @@ export class ScreenWebview extends Disposable {
     private readonly inEditor: boolean,
     visible: boolean,
     endpoint: DirectEndpoint,
+    private readonly viewerCount: ViewerCount,
   ) {
     super();
     this.visible = visible;
@@ -109,6 +113,7 @@ export class ScreenWebview extends Disposable {
         }
       }),
     );
+    this.register(viewerCount.onDidChange(() => this.postViewers()));
   }
 
   /** Takes control for this viewer (a person acts; the agent's tools are refused). */
@@ -124,6 +129,7 @@ export class ScreenWebview extends Disposable {
   setVisible(visible: boolean): void {
     this.visible = visible;
     this.pump?.setVisible(visible);
+    this.post({ type: 'visible', visible });
   }
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
@@ -149,6 +155,8 @@ export class ScreenWebview extends Disposable {
         this.post(screenOptionsMessage());
         this.postControl();
         this.clipboardState();
+        this.postViewers();
+        this.post({ type: 'visible', visible: this.visible });
         // 'ready' asks for a session too when the screen runs: no 'connect' round trip first.
         if (this.controller.status.state === 'running') {
           this.openRelay(message.origin);
@@ -160,7 +168,9 @@ export class ScreenWebview extends Disposable {
         this.openRelay(message.origin);
         break;
       case 'disconnect':
-        this.closeRelay('');
+        // The webview ended its session itself: no 'closed' back, which it could take for
+        // the answer to the 'connect' of its next session.
+        this.closeRelay('', false);
         break;
       case 'rfb':
         this.forwardInput(message.data);
@@ -185,6 +195,9 @@ export class ScreenWebview extends Disposable {
         break;
       case 'clipboardSync':
         void this.clipboard.toScreen(message.force);
+        break;
+      case 'log':
+        this.log.info(`${this.inEditor ? 'editor panel' : 'Screen view'}: ${String(message.message).slice(0, 300)}`);
         break;
     }
   }
@@ -223,6 +236,7 @@ export class ScreenWebview extends Disposable {
       return false;
     }
     this.relay = relay;
+    this.counted = this.viewerCount.add(this.viewerId, this.inEditor ? 'panel' : 'view');
     this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), { clipboard: clipboardPolicy, ...keyboardGateOptions() });
     this.clipboard.sessionOpened();
     this.pump = direct
@@ -233,6 +247,7 @@ export class ScreenWebview extends Disposable {
       if (this.relay === relay) {
         this.relay = undefined;
         this.early = false;
+        this.uncount();
         this.endTransport();
         this.post({ type: 'closed', reason: '' });
       }
@@ -309,7 +324,7 @@ export class ScreenWebview extends Disposable {
     }
   }
 
-  private closeRelay(reason: string): void {
+  private closeRelay(reason: string, tell = true): void {
     const relay = this.relay;
     if (!relay) {
       return;
@@ -318,9 +333,22 @@ export class ScreenWebview extends Disposable {
     this.relay = undefined;
     this.early = false;
     this.gate = undefined;
+    this.uncount();
     this.endTransport();
     endRelay(relay, releases);
-    this.post({ type: 'closed', reason });
+    if (tell) {
+      this.post({ type: 'closed', reason });
+    }
+  }
+
+  private uncount(): void {
+    this.counted?.dispose();
+    this.counted = undefined;
+  }
+
+  private postViewers(): void {
+    const count = this.viewerCount.current;
+    this.post({ type: 'viewers', count, label: viewersLabel(count) });
   }
 
   private post(message: HostToWebview): void {

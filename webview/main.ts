@@ -5,6 +5,7 @@ import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewT
 import type { ScreenChannel } from './channel';
 import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
+import { SessionWatch, type Clock } from './reconnect';
 import { SendKeysMenu } from './sendKeys';
 import { ScreenStats } from './stats';
 import { Transports } from './transport';
@@ -26,8 +27,16 @@ const releaseButton = $<HTMLButtonElement>('release');
 const controlBar = $('control');
 const controlText = $('control-text');
 const controlButton = $<HTMLButtonElement>('control-button');
+/** How many viewers watch, beside who holds control. */
+const viewersText = document.createElement('span');
+viewersText.id = 'viewers';
+viewersText.className = 'viewers';
+controlButton.before(viewersText);
 const screen = $('screen');
-const stats = new ScreenStats($('connection'), (atMs) => post({ type: 'frame', atMs }));
+const stats = new ScreenStats($('connection'), (atMs) => {
+  post({ type: 'frame', atMs });
+  watch.frameDrawn();
+});
 const clipboard = new ClipboardBridge(controlBar, controlButton, post);
 const viewMode = new ViewModeControl(controlBar, controlButton, screen);
 const sendKeys = new SendKeysMenu(controlBar, controlButton, () => rfb);
@@ -39,9 +48,40 @@ let inControl = false;
 let status: ScreenStatusView | undefined;
 let rfb: RFB | undefined;
 let channel: ScreenChannel | undefined;
-const transports = new Transports(post, stats);
-let connectRequested = false;
-let retryTimer: number | undefined;
+const transports = new Transports(post, stats, () => watch.dataReceived());
+/**
+ * The host opens a relay on `ready` when the screen runs (one round trip less on open); the
+ * hello's status says whether it did, and the watch's first connect is then already answered.
+ */
+let answeredByReady = false;
+
+const clock: Clock = {
+  now: () => Date.now(),
+  after: (ms, run) => {
+    const timer = window.setTimeout(run, ms);
+    return () => window.clearTimeout(timer);
+  },
+  every: (ms, run) => {
+    const timer = window.setInterval(run, ms);
+    return () => window.clearInterval(timer);
+  },
+};
+/** When to (re)open the session, and whether the open one works (./reconnect.ts). */
+const watch = new SessionWatch(clock, {
+  connect: () => {
+    stats.setConnection('connecting');
+    if (answeredByReady) {
+      answeredByReady = false;
+      return;
+    }
+    post({ type: 'connect', origin: transports.connectOrigin() });
+  },
+  drop: () => dropSession(),
+  fullRefresh: () => requestUpdate(false),
+  ping: () => requestUpdate(true),
+  log: (message) => post({ type: 'log', message }),
+  changed: () => renderBadge(),
+});
 
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const message = event.data;
@@ -51,6 +91,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       releaseButton.textContent = strings.releaseKeyboard;
       keyboardText.textContent = strings.keyboardCaptured;
       panel.setStrings(strings);
+      answeredByReady = message.status.state === 'running';
       render(message.status);
       break;
     case 'status':
@@ -58,7 +99,14 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'open':
       // No channel: the direct one could not be dialled; ask again, for postMessage.
-      void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : reconnect()));
+      void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : redial()));
+      break;
+    case 'visible':
+      watch.setVisible(message.visible);
+      break;
+    case 'viewers':
+      viewersText.textContent = message.label;
+      viewersText.dataset.count = String(message.count);
       break;
     case 'options':
       viewMode.setStrings(message.strings);
@@ -83,11 +131,15 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'rfb':
       stats.received(message.data.byteLength);
+      watch.dataReceived();
       channel?.deliver(message.data);
       break;
     case 'closed':
-      connectRequested = false;
-      channel?.end(message.reason);
+      if (channel) {
+        channel.end(message.reason); // noVNC's disconnect event tells the watch
+      } else {
+        watch.closed(); // the relay could not be opened at all
+      }
       break;
     case 'clipboard':
     case 'clipboardToScreen':
@@ -105,9 +157,12 @@ function render(next: ScreenStatusView): void {
   actions.replaceChildren(...next.actions.map(actionButton));
   controlBar.hidden = next.state !== 'running';
   if (next.state === 'running') {
-    ensureConnected();
+    watch.start();
   } else {
-    closeSession();
+    // Final states (stopped, sandbox gone, error) retry nothing: their actions are the way on.
+    watch.stop();
+    dropSession();
+    stats.setConnection('idle');
   }
   renderBadge();
 }
@@ -116,9 +171,32 @@ function renderBadge(): void {
   if (!status || !strings) {
     return;
   }
-  const live = status.state === 'running' && stats.connection === 'live';
-  badge.textContent = status.state !== 'running' ? status.stateLabel : live ? strings.live : strings.connecting;
-  badge.dataset.state = live ? 'live' : status.state;
+  badge.removeAttribute('data-attempt');
+  if (status.state !== 'running') {
+    badge.textContent = status.stateLabel;
+    badge.dataset.state = status.state;
+    return;
+  }
+  const session = watch.view;
+  switch (session.kind) {
+    case 'live':
+      badge.textContent = strings.live;
+      badge.dataset.state = 'live';
+      break;
+    case 'stalled':
+      badge.textContent = strings.stalled.replace('{0}', String(session.seconds));
+      badge.dataset.state = 'stalled';
+      break;
+    case 'connecting':
+    case 'waiting':
+      badge.textContent = session.attempt > 0 ? strings.reconnecting.replace('{0}', String(session.attempt)) : strings.connecting;
+      badge.dataset.state = session.attempt > 0 ? 'reconnecting' : 'running';
+      badge.dataset.attempt = String(session.attempt);
+      break;
+    case 'idle':
+      badge.textContent = strings.connecting;
+      badge.dataset.state = 'running';
+  }
 }
 
 function actionButton(action: ViewAction): HTMLButtonElement {
@@ -130,26 +208,18 @@ function actionButton(action: ViewAction): HTMLButtonElement {
   return button;
 }
 
-function ensureConnected(): void {
-  if (rfb || connectRequested) {
-    return;
-  }
-  connectRequested = true;
-  stats.setConnection('connecting');
-  post({ type: 'connect', origin: transports.connectOrigin() });
-}
-
-function reconnect(): void {
-  connectRequested = false;
+/** The direct channel could not be dialled: the same request again, now for postMessage. */
+function redial(): void {
   if (status?.state === 'running') {
-    ensureConnected();
+    post({ type: 'disconnect' });
+    post({ type: 'connect', origin: transports.connectOrigin() });
   }
 }
 
 function openSession(opened: ScreenChannel): void {
-  connectRequested = false;
-  if (rfb || status?.state !== 'running') {
+  if (rfb || status?.state !== 'running' || !watch.opened()) {
     opened.end(''); // a session nobody waits for any more
+    post({ type: 'disconnect' });
     return;
   }
   stats.sessionOpened();
@@ -161,7 +231,7 @@ function openSession(opened: ScreenChannel): void {
   session.background = 'var(--vscode-editor-background)';
   session.addEventListener('connect', () => {
     stats.setConnection('live');
-    renderBadge();
+    watch.connected();
   });
   session.addEventListener('disconnect', () => {
     if (rfb === session) {
@@ -169,25 +239,39 @@ function openSession(opened: ScreenChannel): void {
       channel = undefined;
       stats.setConnection('closed');
       keyboardBar.hidden = true;
-      renderBadge();
-      // The relay can end while the screen runs on (a hiccup, a killed exec client): the host
-      // checks the sandbox; if it is still there, try again shortly.
-      window.clearTimeout(retryTimer);
-      retryTimer = window.setTimeout(() => status?.state === 'running' && ensureConnected(), 1000);
+      // The relay can end while the screen runs on (a killed exec client, a link blip): the
+      // host checks the sandbox and the desktop (a final state stops the watch); else the watch
+      // opens a new session to the same desktop after its backoff.
+      watch.closed();
     }
   });
   rfb = session;
 }
 
-function closeSession(): void {
-  window.clearTimeout(retryTimer);
-  connectRequested = false;
+/** Ends the current session, if any, without telling the watch (it asked, or it is stopped). */
+function dropSession(): void {
   const session = rfb;
   rfb = undefined;
   channel = undefined;
   session?.disconnect();
-  stats.setConnection('idle');
+  stats.setConnection('closed');
   keyboardBar.hidden = true;
+}
+
+/**
+ * A non-incremental FramebufferUpdateRequest (RFB message 3) of the whole screen, or of its
+ * first pixel as a ping that a healthy server always answers. Sent between noVNC's own
+ * messages (never inside one: noVNC writes each message in one synchronous call), and only
+ * after the handshake, when the server reads requests.
+ */
+function requestUpdate(ping: boolean): void {
+  const canvas = screen.querySelector('canvas');
+  if (!channel || !canvas) {
+    return;
+  }
+  const width = ping ? 1 : canvas.width;
+  const height = ping ? 1 : canvas.height;
+  channel.send(new Uint8Array([3, 0, 0, 0, 0, 0, width >> 8, width & 0xff, height >> 8, height & 0xff]));
 }
 
 /**
@@ -229,6 +313,5 @@ document.addEventListener('focusout', () => {
 });
 
 // 'ready' asks for a session too when the screen runs (the hello says whether it does).
-connectRequested = true;
 stats.setConnection('connecting');
 post({ type: 'ready', origin: transports.connectOrigin() });

@@ -16,6 +16,8 @@ export class Transports {
   constructor(
     private readonly post: (message: WebviewToHost) => void,
     private readonly stats: ScreenStats,
+    /** Every chunk from the sandbox, for the session watch (./reconnect.ts). */
+    private readonly onData: () => void = () => undefined,
   ) {}
 
   /** The origin to send with `connect`: asks the host for the direct channel unless it failed here. */
@@ -63,6 +65,7 @@ export class Transports {
     );
     socket.onmessage = (event: MessageEvent<ArrayBuffer>) => {
       this.stats.received(event.data.byteLength);
+      this.onData();
       channel.deliver(event.data);
     };
     socket.onclose = (event) => channel.end(event.reason);

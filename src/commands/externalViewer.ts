@@ -80,6 +80,7 @@ class ExternalViewerPort extends Disposable {
       viewerPrefix,
       onRefused: (reason, detail) => this.onRefused(reason, detail),
       clipboard: clipboardPolicy,
+      onViewer: (viewerId) => this.ctx.viewers.add(viewerId, 'external'),
     }));
     const local = `127.0.0.1:${listener.port}`;
     const { address, web } = await userSideAddress(listener.port);

@@ -37,6 +37,8 @@ export type Problem =
   | { readonly code: 'missingBinaries'; readonly onHost: boolean; readonly names: readonly string[]; readonly setting?: string }
   | { readonly code: 'startTimeout'; readonly log: string }
   | { readonly code: 'sandboxGone' }
+  /** The sandbox is there but the desktop in it is not running any more (Xvnc or its session ended). */
+  | { readonly code: 'desktopStopped' }
   | { readonly code: 'sandboxUnknown'; readonly name: string }
   | { readonly code: 'notRunning' }
   | { readonly code: 'commandFailed'; readonly what: string; readonly detail: string }
@@ -62,7 +64,7 @@ export type ProblemCode = Problem['code'];
 /** Every kind, at run time (the object form makes the compiler insist on each one). */
 export const PROBLEM_CODES = Object.keys({
   refused: true, cliMissing: true, daemonDown: true, badImage: true, badGeometry: true, badContainer: true,
-  imageUnavailable: true, containerNotRunning: true, missingBinaries: true, startTimeout: true, sandboxGone: true,
+  imageUnavailable: true, containerNotRunning: true, missingBinaries: true, startTimeout: true, sandboxGone: true, desktopStopped: true,
   sandboxUnknown: true, notRunning: true, commandFailed: true, badHost: true, badSshUser: true, badPort: true,
   badIdentityFile: true, unsafeControlDir: true, sshFailed: true, badInstance: true, badKubeName: true,
   podNotSet: true, podNotFound: true, podNotRunning: true, imageMissing: true, untrusted: true, needsConsent: true,

@@ -6,6 +6,9 @@ import type { Sandbox } from './sandbox';
 
 export { RELAY_SOURCE };
 
+/** The relay's exit code when it cannot reach the screen's socket (gone, refused, not ours). */
+export const RELAY_EXIT_UNREACHABLE = 2;
+
 /** The in-sandbox relay between the exec stream's stdio and the screen's unix socket. */
 export function rfbRelayCommand(sandbox: Sandbox, socketPath: string): Command {
   return sandbox.exec(['python3', '-c', RELAY_SOURCE, socketPath], { interactive: true });

@@ -19,7 +19,7 @@ import type { Logger } from './logger';
 import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement } from './placement';
 import { errorMessage, problemOf, ScreenError, type Problem } from './problem';
-import { rfbRelayCommand } from './relay';
+import { RELAY_EXIT_UNREACHABLE, rfbRelayCommand } from './relay';
 import { openStream, PROBE_TIMEOUT_MS, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
 import { isLegalMove, type ScreenState } from './screenState';
@@ -304,7 +304,13 @@ export class ScreenController {
       // 137 is what a docker exec client returns when its container vanished: check now
       // instead of waiting for an event or the next poll.
       if (this.live === live && !this.disposed) {
-        this.suspectGone();
+        if (exitCode === RELAY_EXIT_UNREACHABLE) {
+          // A relay that could not reach the socket in a sandbox that is still there: the
+          // desktop itself may have stopped (Xvnc or the session ended).
+          void this.checkLiveness().then(() => this.checkDesktop(live));
+        } else {
+          this.suspectGone();
+        }
       }
     });
     return relay;
@@ -348,6 +354,24 @@ export class ScreenController {
       this.transition({ state: 'gone', placement: live.placement, problem: { code: 'sandboxGone' }, sandbox: this.current.sandbox });
     }
     return liveness;
+  }
+
+  /**
+   * Whether the desktop still runs in a sandbox that does: when not, the screen is stopped with
+   * its own problem (the sandbox is there, so Start brings the desktop back in it), distinct
+   * from a sandbox that is gone.
+   */
+  private async checkDesktop(live: Live): Promise<void> {
+    if (this.live !== live || this.current.state !== 'running' || live.sandbox.onHost) {
+      return; // on this machine checkLiveness already asked the launcher
+    }
+    const { command, input } = launcherCommand(live.sandbox, this.key, { mode: 'status' });
+    const result = await this.run(command, { input, timeoutMs: PROBE_TIMEOUT_MS });
+    if (result.exitCode === 1 && this.live === live && this.current.state === 'running') {
+      this.log.warn(`the desktop in ${live.sandbox.name} is no longer running (a relay could not reach its socket)`);
+      this.forget();
+      this.transition({ state: 'stopped', placement: live.placement, problem: { code: 'desktopStopped' }, sandbox: this.current.sandbox });
+    }
   }
 
   dispose(): void {

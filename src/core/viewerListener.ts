@@ -4,6 +4,7 @@
  * `MAX_CONNECTIONS` at once, and each connection is its own viewer in the control lease.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import type { DisposableLike } from './lifecycle';
 import { LoopbackGuard, type Refusal } from './loopbackGuard';
 import { endRelay } from './relay';
 import { RfbInputGate, type ClipboardPolicy } from './rfbInputGate';
@@ -27,6 +28,8 @@ export interface ViewerListenerOptions {
   readonly onRefused?: (reason: Refusal, detail: string) => void;
   /** Which ways a connection in control may move clipboard text (the user's setting). Default: both. */
   readonly clipboard?: () => ClipboardPolicy;
+  /** Counts a connection as a viewer of the screen until the returned disposable runs. */
+  readonly onViewer?: (viewerId: string) => DisposableLike;
 }
 
 export interface ViewerListener {
@@ -87,6 +90,7 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
     const gate = new RfbInputGate(() => control.holds(viewerId), { clipboard: options.clipboard });
     const conn: Connection = { viewerId, socket, relay, gate };
     open.push(conn);
+    const counted = options.onViewer?.(viewerId);
     void relay.exited.then(free);
     let done = false;
     const finish = () => {
@@ -95,6 +99,7 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
       }
       done = true;
       open.splice(open.indexOf(conn), 1);
+      counted?.dispose();
       // Keys and buttons this viewer still holds are released before its relay ends.
       endRelay(relay, gate.release().forward);
       socket.destroy();

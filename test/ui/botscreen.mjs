@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  REPO_ROOT, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer,
+  REPO_ROOT, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer, waitFor,
 } from './harness.mjs';
 
 export { hostProcesses } from './harness.mjs';
@@ -172,4 +172,36 @@ export async function screenStats(frame) {
 /** The frame of a Screen viewer (the side bar view or the editor panel, whichever is found first). */
 export function screenFrame(page, timeoutMs) {
   return findWebviewFrame(page, SCREEN_FRAME, timeoutMs);
+}
+
+/** The extension's own log (the "Bot Screen" channel) of this server, to print when a test fails. */
+export function extensionLog(server) {
+  const logs = path.join(server.userDataDir, 'logs');
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/Bot Screen\.log$/.test(entry.name)) found.push(full);
+    }
+  };
+  try { walk(logs); } catch { /* no logs yet */ }
+  return found.map((file) => fs.readFileSync(file, 'utf8')).join('\n');
+}
+
+/**
+ * Runs Start until the screen runs, at most `attempts` times: on a heavily loaded machine the
+ * launcher can miss its start timeout, which says nothing about what a test checks after the start.
+ */
+export async function startScreenPatiently(page, attempts = 3) {
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
+    const frame = await screenFrame(page, 60_000);
+    const state = await waitFor(async () => {
+      const s = (await screenStats(frame))?.hostState;
+      return s === 'running' || s === 'error' ? s : undefined;
+    }, 180_000, 250, 'the screen to run or fail');
+    if (state === 'running' || attempt >= attempts) return frame;
+    console.log(`# start attempt ${attempt} failed on a loaded machine; starting again`);
+  }
 }

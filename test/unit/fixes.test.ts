@@ -45,6 +45,7 @@ const SAMPLES: Record<ProblemCode, Problem[]> = {
   ],
   startTimeout: [{ code: 'startTimeout', log: 'Xvnc: fatal' }],
   sandboxGone: [{ code: 'sandboxGone' }],
+  desktopStopped: [{ code: 'desktopStopped' }],
   sandboxUnknown: [{ code: 'sandboxUnknown', name: 'c1' }],
   notRunning: [{ code: 'notRunning' }],
   commandFailed: [{ code: 'commandFailed', what: 'launcher', detail: 'exit 1' }],
