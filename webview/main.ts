@@ -3,7 +3,9 @@
 import RFB from '@novnc/novnc';
 import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
 import { createChannel, type PostMessageChannel } from './channel';
+import { ScreenA11y } from './a11y';
 import { ConnectionPanel } from './connectionPanel';
+import { StableLayout } from './stableLayout';
 import { ScreenStats } from './stats';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
@@ -24,6 +26,8 @@ const controlText = $('control-text');
 const controlButton = $<HTMLButtonElement>('control-button');
 const screen = $('screen');
 const stats = new ScreenStats($('connection'), (atMs) => post({ type: 'frame', atMs }));
+const layout = new StableLayout($('chrome'), $('stage'), keyboardBar);
+const a11y = new ScreenA11y(screen, $('announce'));
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
@@ -43,6 +47,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       releaseButton.textContent = strings.releaseKeyboard;
       keyboardText.textContent = strings.keyboardCaptured;
       panel.setStrings(strings);
+      a11y.setStrings(strings);
       render(message.status);
       break;
     case 'status':
@@ -58,11 +63,12 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       controlButton.textContent = (message.mine ? strings?.handBack : strings?.takeControl) ?? '';
       controlButton.dataset.action = message.mine ? 'handBack' : 'takeControl';
       controlBar.dataset.mine = String(message.mine);
+      a11y.setControl(message.label, message.mine);
       if (rfb) {
         rfb.viewOnly = !message.mine;
       }
       if (!message.mine) {
-        keyboardBar.hidden = true;
+        showKeyboardBar(false);
       }
       break;
     case 'rfb':
@@ -99,6 +105,7 @@ function renderBadge(): void {
   const live = status.state === 'running' && stats.connection === 'live';
   badge.textContent = status.state !== 'running' ? status.stateLabel : live ? strings.live : strings.connecting;
   badge.dataset.state = live ? 'live' : status.state;
+  a11y.setState(badge.textContent);
 }
 
 function actionButton(action: ViewAction): HTMLButtonElement {
@@ -143,7 +150,7 @@ function openSession(): void {
       rfb = undefined;
       channel = undefined;
       stats.setConnection('closed');
-      keyboardBar.hidden = true;
+      showKeyboardBar(false);
       renderBadge();
       // The relay can end while the screen runs on (a hiccup, a killed exec client): the host
       // checks the sandbox; if it is still there, try again shortly.
@@ -152,6 +159,7 @@ function openSession(): void {
     }
   });
   rfb = session;
+  a11y.relabel();
 }
 
 function closeSession(): void {
@@ -162,7 +170,12 @@ function closeSession(): void {
   channel = undefined;
   session?.disconnect();
   stats.setConnection('idle');
-  keyboardBar.hidden = true;
+  showKeyboardBar(false);
+}
+
+function showKeyboardBar(shown: boolean): void {
+  layout.showKeyboardBar(shown);
+  a11y.setCaptured(shown);
 }
 
 /**
@@ -172,7 +185,7 @@ function closeSession(): void {
 function releaseKeyboard(): void {
   rfb?.blur();
   screen.focus();
-  keyboardBar.hidden = true;
+  showKeyboardBar(false);
 }
 
 releaseButton.addEventListener('click', releaseKeyboard);
@@ -197,10 +210,10 @@ window.addEventListener(
 );
 // The bar shows only when keys really go to the screen: a view-only canvas captures nothing.
 document.addEventListener('focusin', (event) => {
-  keyboardBar.hidden = !(inControl && event.target instanceof HTMLCanvasElement && screen.contains(event.target));
+  showKeyboardBar(inControl && event.target instanceof HTMLCanvasElement && screen.contains(event.target));
 });
 document.addEventListener('focusout', () => {
-  keyboardBar.hidden = true;
+  showKeyboardBar(false);
 });
 
 post({ type: 'ready' });

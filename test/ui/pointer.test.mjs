@@ -1,0 +1,125 @@
+// The pointer lands where the person clicked, in a real VS Code on a real sandbox desktop: the
+// very first click after Take control (the one that focuses the canvas and shows the keyboard
+// bar) is aimed at a point of an X window in the sandbox, and `xev` there records where the
+// button press arrived. A control change while the pointer rests on the canvas must not move it.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import test from 'node:test';
+import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
+import { TITLES, containersOf, screenStats, withWindow } from './botscreen.mjs';
+
+const WIDTH = 1280;
+const HEIGHT = 800;
+/** The xev window, and the point in it the clicks aim at (screen coordinates). */
+const TARGET = { x: 640, y: 400 };
+
+/** The frame of the side bar's Screen view or of the editor panel (only the view offers "Open in Editor"). */
+async function viewerFrame(page, kind) {
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame.isDetached()) continue;
+      const inView = await screenStats(frame).then(async (stats) => (stats?.hostState
+        ? frame.evaluate(() => Boolean(document.querySelector('#actions [data-action="openInEditor"]')))
+        : undefined)).catch(() => undefined);
+      if (inView !== undefined && inView === (kind === 'view')) return frame;
+    }
+    return undefined;
+  }, 60_000, 250, `the ${kind} frame`);
+}
+
+async function waitForDesktop(frame) {
+  await waitFor(async () => {
+    const c = await canvasColorCount(frame, { minWidth: WIDTH });
+    return c.width === WIDTH && c.height === HEIGHT && c.colors >= 10;
+  }, 120_000, 250, `a ${WIDTH}x${HEIGHT} canvas with a desktop on it`);
+}
+
+const dockerExec = (container, args) => sh('docker', ['exec', '-u', 'pn', container, 'sh', '-c',
+  `set -a; . "$(ls -d /tmp/botscreen-$(id -u)/*/env | head -n1)"; set +a; ${args}`]);
+
+/**
+ * An xev window centred on TARGET (600x400, so a press that lands 40 px off still lands in it and
+ * says where). Its output goes to /tmp/xev.log in the sandbox.
+ */
+function startXev(container) {
+  const script = 'set -a; . "$(ls -d /tmp/botscreen-$(id -u)/*/env | head -n1)"; set +a; '
+    + `exec xev -name botscreen-xev -geometry 600x400+${TARGET.x - 300}+${TARGET.y - 200} -event button > /tmp/xev.log`;
+  return spawn('docker', ['exec', '-u', 'pn', container, 'sh', '-c', script], { stdio: 'ignore' });
+}
+
+/** The root coordinates of every ButtonPress xev logged. */
+function pressesIn(container) {
+  const log = sh('docker', ['exec', container, 'cat', '/tmp/xev.log']);
+  return [...log.matchAll(/ButtonPress event[^]*?root:\((-?\d+),(-?\d+)\)/g)].map((m) => ({ x: Number(m[1]), y: Number(m[2]) }));
+}
+
+/** Where the X pointer is now (xdotool), for the failure message. */
+const pointerAt = (container) => dockerExec(container, 'xdotool getmouselocation').trim();
+
+/**
+ * Takes control with the mouse (the Take control button), then clicks TARGET through the canvas
+ * as the very first action, and checks where the press arrived in the sandbox.
+ */
+async function firstClickLands(page, frame, container, what) {
+  sh('docker', ['exec', container, 'sh', '-c', ': > /tmp/xev.log']);
+  await frame.locator('#control-button').click();
+  await waitFor(async () => (await screenStats(frame)).inControl, 15_000, 100, `${what}: this view to hold control`);
+  await sleep(300); // the control bar has its new text; the click below is still the first on the canvas
+  const canvas = frame.locator('#screen canvas').first();
+  const before = await canvas.boundingBox();
+  const scale = before.width / WIDTH;
+  const aim = { x: before.x + (TARGET.x + 0.5) * scale, y: before.y + (TARGET.y + 0.5) * scale };
+  await page.mouse.click(aim.x, aim.y);
+  const press = await waitFor(() => pressesIn(container)[0], 10_000, 100,
+    `${what}: xev to record the press (the pointer is at ${pointerAt(container)})`).catch((err) => {
+    throw new Error(`${err.message}; the click aimed at ${TARGET.x},${TARGET.y} missed the window`);
+  });
+  const after = await canvas.boundingBox();
+  // One CSS pixel of the scaled canvas covers 1/scale screen pixels; the aim is that pixel's centre.
+  const tolerance = Math.max(2, Math.ceil(1 / scale) + 1);
+  console.log(`# ${what}: aimed at ${TARGET.x},${TARGET.y}, the press arrived at ${press.x},${press.y} (scale ${scale.toFixed(3)}, tolerance ${tolerance} px)`);
+  assert.ok(Math.abs(press.x - TARGET.x) <= tolerance && Math.abs(press.y - TARGET.y) <= tolerance,
+    `${what}: the first click after Take control, aimed at ${TARGET.x},${TARGET.y}, arrived at ${press.x},${press.y}`);
+  assert.deepEqual(after, before, `${what}: the canvas did not move when the click focused it`);
+  await frame.locator('#keyboard').waitFor({ state: 'visible', timeout: 5_000 });
+  return after;
+}
+
+test('the first click after Take control lands where it was aimed, in the view and in the panel', { timeout: 480_000 }, async () => {
+  await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
+    await runCommand(page, TITLES.start, { timeoutMs: 20_000 });
+    const view = await viewerFrame(page, 'view');
+    await waitForDesktop(view);
+    const [container] = containersOf(server.workspace);
+    startXev(container);
+    await waitFor(() => dockerExec(container, 'xdotool search --name botscreen-xev || true').trim() !== '', 20_000, 200, 'the xev window');
+    await sleep(1_500); // mapped and drawn
+
+    const box = await firstClickLands(page, view, container, 'Screen view');
+    await screenshot(page, 'ui-pointer-first-click-view');
+
+    // With the pointer resting on the canvas, hand back from the keyboard: the control bar's
+    // text shrinks, but the canvas stays where the pointer is until the pointer leaves.
+    await page.keyboard.press('Control+Alt+Shift+KeyK');
+    await waitFor(() => view.evaluate(() => document.activeElement?.id === 'screen'), 5_000, 100, 'the keyboard to be released');
+    await page.keyboard.press('Shift+Tab');
+    assert.equal(await view.evaluate(() => document.activeElement?.id), 'control-button');
+    await page.keyboard.press('Enter');
+    await waitFor(async () => !(await screenStats(view)).inControl, 15_000, 100, 'control to go back to the agent');
+    await sleep(500);
+    const canvas = view.locator('#screen canvas').first();
+    assert.deepEqual(await canvas.boundingBox(), box, 'a control change moved the canvas under the resting pointer');
+    // Once the pointer leaves the screen the view takes its natural layout (the text is shorter
+    // now, so the canvas moves up): the hold above was real, not a layout that never changes.
+    await page.mouse.move(box.x + box.width / 2, 5);
+    await waitFor(async () => (await canvas.boundingBox()).y < box.y, 5_000, 100, 'the canvas to move up after the pointer left');
+
+    // The editor panel, alone on the page: the same first click.
+    await runCommand(page, TITLES.openInEditor);
+    await runCommand(page, 'View: Close Primary Side Bar');
+    const panel = await viewerFrame(page, 'panel');
+    await waitForDesktop(panel);
+    await firstClickLands(page, panel, container, 'editor panel');
+    await screenshot(page, 'ui-pointer-first-click-panel');
+  }, { failureShot: 'ui-pointer-failed' });
+});
