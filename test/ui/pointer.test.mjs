@@ -43,7 +43,7 @@ const dockerExec = (container, args) => sh('docker', ['exec', '-u', 'pn', contai
  */
 function startXev(container) {
   const script = 'set -a; . "$(ls -d /tmp/botscreen-$(id -u)/*/env | head -n1)"; set +a; '
-    + `exec xev -name botscreen-xev -geometry 600x400+${TARGET.x - 300}+${TARGET.y - 200} -event button > /tmp/xev.log`;
+    + `exec stdbuf -oL xev -name botscreen-xev -geometry 600x400+${TARGET.x - 300}+${TARGET.y - 200} -event button > /tmp/xev.log`;
   return spawn('docker', ['exec', '-u', 'pn', container, 'sh', '-c', script], { stdio: 'ignore' });
 }
 
