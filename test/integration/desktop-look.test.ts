@@ -143,9 +143,10 @@ describe('the sandbox desktop', () => {
       await controller.stop();
       config = settings({ workspaceKey, geometry });
       await startScreen(controller);
-      // The panels: xfce4-panel's mapped toplevel windows (the top bar and the dock).
+      // The panels: xfce4-panel's mapped dock windows (the top bar and the dock at the bottom).
       const panels = await waitFor(() => {
-        const ids = x11('xdotool', 'search', '--onlyvisible', '--class', 'xfce4-panel').split('\n').filter(Boolean);
+        const ids = x11('xdotool', 'search', '--onlyvisible', '--class', 'xfce4-panel').split('\n').filter(Boolean)
+          .filter((id) => x11('xprop', '-id', id, '_NET_WM_WINDOW_TYPE').includes('_NET_WM_WINDOW_TYPE_DOCK'));
         return ids.length >= 2 ? ids : undefined;
       }, 90_000, 250, 'both Xfce panels to map');
       const boxes = panels.map((id) => {
