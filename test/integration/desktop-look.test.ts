@@ -170,17 +170,17 @@ describe('the sandbox desktop', () => {
         const drawn = inked(p, bg, 0, quarter, 0, top.h - 1) > 40 && inked(p, bg, width - quarter, width, 0, top.h - 1) > 40;
         return drawn ? { pixels: p, background: bg } : undefined;
       }, 90_000, 500, 'the top panel to draw its Applications button and clock');
+      // A picture for a person to look at, taken before the checks so a failure has one too.
+      const png = Buffer.from(x11('sh', '-c', `python3 -c "$1" | tail -n +2`, 'screenshot', SCREENSHOT_SCRIPT).trim(), 'base64');
+      const dir = join(REPO_ROOT, 'test-output');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `desktop-${geometry}.png`), png);
       // Nothing touches the panel's outer edges: an item cut by the screen's edge (or squeezed
       // out of the panel's height) leaves ink in the outermost columns or the top row.
       const edge = 2;
       assert.equal(inked(pixels, background, 0, edge, 0, top.h - 1), 0, 'nothing is cut at the left edge');
       assert.equal(inked(pixels, background, width - edge, width, 0, top.h - 1), 0, 'nothing is cut at the right edge');
       assert.equal(inked(pixels, background, 0, width, 0, 1), 0, 'nothing is cut at the top edge');
-
-      const png = Buffer.from(x11('sh', '-c', `python3 -c "$1" | tail -n +2`, 'screenshot', SCREENSHOT_SCRIPT).trim(), 'base64');
-      const dir = join(REPO_ROOT, 'test-output');
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, `desktop-${geometry}.png`), png);
     });
 
     if (geometry === GEOMETRIES[0]) {
