@@ -151,6 +151,7 @@ function openSession(): void {
       channel = undefined;
       stats.setConnection('closed');
       showKeyboardBar(false);
+      layout.sessionEnded();
       renderBadge();
       // The relay can end while the screen runs on (a hiccup, a killed exec client): the host
       // checks the sandbox; if it is still there, try again shortly.
@@ -171,6 +172,7 @@ function closeSession(): void {
   session?.disconnect();
   stats.setConnection('idle');
   showKeyboardBar(false);
+  layout.sessionEnded();
 }
 
 function showKeyboardBar(shown: boolean): void {

@@ -3,8 +3,9 @@
 // between the press and the position read (the keyboard bar appearing as the click focuses the
 // canvas) makes the click land elsewhere on the screen. Two rules: the keyboard bar floats over
 // the stage and takes no layout space, and the chrome above the stage (header, actions, detail,
-// control bar) keeps its height while the pointer is over the stage or a button pressed there is
-// still down; a change in between shows once the pointer has left.
+// control bar) keeps its height while the pointer is over the live canvas's stage or a button
+// pressed there is still down; a change in between shows once the pointer has left, or at once
+// when the session ends.
 
 /** Room between the canvas and the keyboard bar, and between the bar and the stage's edge. */
 const GAP_PX = 6;
@@ -64,8 +65,16 @@ export class StableLayout {
     this.keyboardBar.style.top = `${Math.min(below, lowest)}px`;
   }
 
+  /** The session ended (its canvas is gone): the chrome shows what it has to say at once. */
+  sessionEnded(): void {
+    this.over = false;
+    this.pressed = false;
+    this.release();
+  }
+
   private hold(): void {
-    if (this.held) {
+    // Only a live canvas needs holding; without one, a status change must show at once.
+    if (this.held || !this.stage.querySelector('canvas')) {
       return;
     }
     this.held = true;
