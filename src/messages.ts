@@ -253,6 +253,9 @@ export function viewStrings(): ViewStrings {
     handBack: vscode.l10n.t('Hand back'),
     releaseKeyboard: vscode.l10n.t('Release keyboard'),
     keyboardCaptured: vscode.l10n.t('Keys go to the screen. Release with Ctrl+Alt+Shift+K.'),
+    keyboardReleased: vscode.l10n.t('Keys go to VS Code again.'),
+    // The placeholders stay for the webview to fill (webview/a11y.ts).
+    screenLabel: vscode.l10n.t('Sandbox screen ({0}). {1}', '{0}', '{1}'),
     connecting: vscode.l10n.t('connecting'),
     live: vscode.l10n.t('live'),
     connectionInfo: vscode.l10n.t('Connection info'),

@@ -62,6 +62,10 @@ export interface ViewStrings {
   readonly manageTrust: string;
   readonly releaseKeyboard: string;
   readonly keyboardCaptured: string;
+  /** Announced when keys go back to VS Code (webview/a11y.ts). */
+  readonly keyboardReleased: string;
+  /** The canvas's accessible name: {0} the screen's state (the badge), {1} who holds control. */
+  readonly screenLabel: string;
   readonly connecting: string;
   readonly live: string;
   /** The connection panel (webview/connectionPanel.ts): its button and its rows. */

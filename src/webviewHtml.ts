@@ -10,6 +10,8 @@ export function webviewRoots(extensionUri: vscode.Uri): vscode.Uri[] {
 /**
  * The Screen page. `img-src data:` is load-bearing: noVNC draws Tight-JPEG rectangles through
  * data: URLs, and without it the canvas freezes silently. No inline style or script runs.
+ * The chrome (header, actions, detail, control bar) sits above the stage; the keyboard bar
+ * floats inside the stage, so showing it never moves the canvas (webview/stableLayout.ts).
  * `directOrigins` are the direct channel's `ws://host:port` addresses, when there is one.
  */
 export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string, directOrigins: readonly string[] = []): string {
@@ -35,6 +37,7 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 <title>${escapeHtml(title)}</title>
 </head>
 <body>
+<div class="chrome" id="chrome">
 <header class="bar">
   <div class="where" id="where"></div>
   <span class="badge" id="badge"></span>
@@ -43,8 +46,12 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 <div class="actions" id="actions"></div>
 <div class="detail" id="detail" hidden></div>
 <div class="control" id="control" hidden><span id="control-text"></span><button id="control-button" class="secondary"></button></div>
-<div class="keyboard" id="keyboard" hidden><span id="keyboard-text"></span><button id="release" class="secondary"></button></div>
+</div>
+<div class="stage" id="stage">
 <main class="screen" id="screen" tabindex="-1"></main>
+<div class="keyboard" id="keyboard" hidden><span id="keyboard-text"></span><button id="release" class="secondary"></button></div>
+</div>
+<div class="announce" id="announce" role="status" aria-live="polite" aria-atomic="true"></div>
 <section class="connection" id="connection" role="region" tabindex="-1" hidden><dl id="connection-stats"></dl></section>
 <script type="module" nonce="${nonce}" src="${script}"></script>
 </body>

@@ -2,11 +2,13 @@
 // draws the screen over the host's relay (direct channel or postMessage: ./transport.ts).
 import RFB from '@novnc/novnc';
 import type { HostToWebview, ScreenStatusView, ViewAction, ViewStrings, WebviewToHost } from '../src/protocol';
+import { ScreenA11y } from './a11y';
 import type { ScreenChannel } from './channel';
 import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
 import { SessionWatch, type Clock } from './reconnect';
 import { SendKeysMenu } from './sendKeys';
+import { StableLayout } from './stableLayout';
 import { ScreenStats } from './stats';
 import { Transports } from './transport';
 import { ViewModeControl } from './viewMode';
@@ -40,6 +42,8 @@ const stats = new ScreenStats($('connection'), (atMs) => {
 const clipboard = new ClipboardBridge(controlBar, controlButton, post);
 const viewMode = new ViewModeControl(controlBar, controlButton, screen);
 const sendKeys = new SendKeysMenu(controlBar, controlButton, () => rfb);
+const layout = new StableLayout($('chrome'), $('stage'), keyboardBar);
+const a11y = new ScreenA11y(screen, $('announce'));
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
@@ -91,6 +95,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       releaseButton.textContent = strings.releaseKeyboard;
       keyboardText.textContent = strings.keyboardCaptured;
       panel.setStrings(strings);
+      a11y.setStrings(strings);
       answeredByReady = message.status.state === 'running';
       render(message.status);
       break;
@@ -120,13 +125,14 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       controlButton.textContent = (message.mine ? strings?.handBack : strings?.takeControl) ?? '';
       controlButton.dataset.action = message.mine ? 'handBack' : 'takeControl';
       controlBar.dataset.mine = String(message.mine);
+      a11y.setControl(message.label, message.mine);
       if (rfb) {
         rfb.viewOnly = !message.mine;
       }
       viewMode.setInControl(message.mine);
       sendKeys.setInControl(message.mine);
       if (!message.mine) {
-        keyboardBar.hidden = true;
+        showKeyboardBar(false);
       }
       break;
     case 'rfb':
@@ -175,6 +181,7 @@ function renderBadge(): void {
   if (status.state !== 'running') {
     badge.textContent = status.stateLabel;
     badge.dataset.state = status.state;
+    a11y.setState(badge.textContent);
     return;
   }
   const session = watch.view;
@@ -197,6 +204,7 @@ function renderBadge(): void {
       badge.textContent = strings.connecting;
       badge.dataset.state = 'running';
   }
+  a11y.setState(badge.textContent, session.kind === 'stalled' ? 'stalled' : badge.textContent);
 }
 
 function actionButton(action: ViewAction): HTMLButtonElement {
@@ -238,7 +246,8 @@ function openSession(opened: ScreenChannel): void {
       rfb = undefined;
       channel = undefined;
       stats.setConnection('closed');
-      keyboardBar.hidden = true;
+      showKeyboardBar(false);
+      layout.sessionEnded();
       // The relay can end while the screen runs on (a killed exec client, a link blip): the
       // host checks the sandbox and the desktop (a final state stops the watch); else the watch
       // opens a new session to the same desktop after its backoff.
@@ -246,6 +255,7 @@ function openSession(opened: ScreenChannel): void {
     }
   });
   rfb = session;
+  a11y.relabel();
 }
 
 /** Ends the current session, if any, without telling the watch (it asked, or it is stopped). */
@@ -255,7 +265,13 @@ function dropSession(): void {
   channel = undefined;
   session?.disconnect();
   stats.setConnection('closed');
-  keyboardBar.hidden = true;
+  showKeyboardBar(false);
+  layout.sessionEnded();
+}
+
+function showKeyboardBar(shown: boolean): void {
+  layout.showKeyboardBar(shown);
+  a11y.setCaptured(shown);
 }
 
 /**
@@ -281,7 +297,7 @@ function requestUpdate(ping: boolean): void {
 function releaseKeyboard(): void {
   rfb?.blur();
   screen.focus();
-  keyboardBar.hidden = true;
+  showKeyboardBar(false);
 }
 
 releaseButton.addEventListener('click', releaseKeyboard);
@@ -306,10 +322,10 @@ window.addEventListener(
 );
 // The bar shows only when keys really go to the screen: a view-only canvas captures nothing.
 document.addEventListener('focusin', (event) => {
-  keyboardBar.hidden = !(inControl && event.target instanceof HTMLCanvasElement && screen.contains(event.target));
+  showKeyboardBar(inControl && event.target instanceof HTMLCanvasElement && screen.contains(event.target));
 });
 document.addEventListener('focusout', () => {
-  keyboardBar.hidden = true;
+  showKeyboardBar(false);
 });
 
 // 'ready' asks for a session too when the screen runs (the hello says whether it does).
