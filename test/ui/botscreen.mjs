@@ -4,6 +4,7 @@
 // containers, the window every UI test opens with it installed, and the one reader of the Screen
 // webview's counters (its connection panel's data-* attributes). How to drive VS Code in general
 // is in test/ui/harness.mjs.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -204,4 +205,16 @@ export async function startScreenPatiently(page, attempts = 3) {
     if (state === 'running' || attempt >= attempts) return frame;
     console.log(`# start attempt ${attempt} failed on a loaded machine; starting again`);
   }
+}
+
+/** A terminal on the screen that prints random text without end, so the screen always streams. */
+export function startFlood(container) {
+  const script = [
+    'set -a',
+    '. "$(ls -d /tmp/botscreen-$(id -u)/*/env | head -n1)"',
+    'set +a',
+    'exec xfce4-terminal --disable-server --maximize -x bash -c '
+      + '"while :; do head -c 3000 /dev/urandom | base64; done"',
+  ].join('\n');
+  execFileSync('docker', ['exec', '-d', '-u', 'pn', container, 'sh', '-c', script], { stdio: 'ignore' });
 }

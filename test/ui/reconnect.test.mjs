@@ -3,10 +3,9 @@
 // back within 2 s on the same Xvnc; the relay blocked for 15 s, the view says no data comes, then
 // recovers on the same session; a quiet (static) screen is never taken for a stalled one.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import test from 'node:test';
 import { canvasColorCount, screenshot, sh, sleep, waitFor } from './harness.mjs';
-import { containersOf, extensionLog, hostProcesses, l10nText, screenStats, startScreenPatiently, withWindow } from './botscreen.mjs';
+import { containersOf, extensionLog, hostProcesses, l10nText, screenStats, startFlood, startScreenPatiently, withWindow } from './botscreen.mjs';
 
 const RECONNECTING = l10nText('Reconnecting… (attempt {0})');
 const STALLED = l10nText('No data for {0} s');
@@ -21,18 +20,6 @@ function relayClients(container) {
 /** The pid of the container's Xvnc, read inside the container. */
 function xvncPid(container) {
   return sh('docker', ['exec', container, 'pgrep', '-x', 'Xvnc']).trim();
-}
-
-/** A terminal on the screen that prints random text without end, so the screen always streams. */
-function startFlood(container) {
-  const script = [
-    'set -a',
-    '. "$(ls -d /tmp/botscreen-$(id -u)/*/env | head -n1)"',
-    'set +a',
-    'exec xfce4-terminal --disable-server --maximize -x bash -c '
-      + '"while :; do head -c 3000 /dev/urandom | base64; done"',
-  ].join('\n');
-  execFileSync('docker', ['exec', '-d', '-u', 'pn', container, 'sh', '-c', script], { stdio: 'ignore' });
 }
 
 /** Records every text and state the view's badge shows, from now on, inside the page. */

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
-import { PANEL_TITLE, SCREEN_FRAME, TITLES, containersOf, screenStats, withWindow } from './botscreen.mjs';
+import { PANEL_TITLE, SCREEN_FRAME, TITLES, containersOf, screenStats, startFlood, withWindow } from './botscreen.mjs';
 
 const WIDTH = 1280;
 const HEIGHT = 800;
@@ -69,18 +69,6 @@ async function startScreen(page) {
 }
 
 const viewText = (frame, id) => frame.locator(`#${id}`).textContent();
-
-/** Starts a terminal in the sandbox's desktop that prints random text without end. */
-function startFlood(container) {
-  const script = [
-    'set -a',
-    '. "$(ls -d /tmp/botscreen-$(id -u)/*/env | head -n1)"',
-    'set +a',
-    'exec xfce4-terminal --disable-server --maximize -x bash -c '
-      + '"while :; do head -c 3000 /dev/urandom | base64; done"',
-  ].join('\n');
-  execFileSync('docker', ['exec', '-d', '-u', 'pn', container, 'sh', '-c', script], { stdio: 'ignore' });
-}
 
 /** Xvnc processes in this machine's own pid namespace (a container's Xvnc is in another). */
 function hostXvnc() {
