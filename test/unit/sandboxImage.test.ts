@@ -3,7 +3,7 @@
 // of `docker build` (the classic builder of Debian's docker.io 20.10 with a 28.x CLI) and `podman build`.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -27,7 +27,9 @@ test('the default image is the local content-hash tag the rig script computes to
 
 test('a changed build context changes the tag; the same content gives the same tag', () => {
   const dir = mkdtempSync(join(tmpdir(), 'botscreen-context-'));
-  writeFileSync(join(dir, 'Dockerfile'), readFileSync('sandbox/Dockerfile'));
+  for (const file of readdirSync('sandbox')) {
+    writeFileSync(join(dir, file), readFileSync(join('sandbox', file)));
+  }
   assert.equal(tagOf(dir), SANDBOX_IMAGE, 'the hash depends on content, not on where the context lies');
   writeFileSync(join(dir, 'Dockerfile'), `${readFileSync('sandbox/Dockerfile', 'utf8')}\n# changed\n`);
   assert.notEqual(tagOf(dir), SANDBOX_IMAGE);
