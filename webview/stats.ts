@@ -98,6 +98,11 @@ export class ScreenStats {
   }
 
   private frameDrawn(): void {
+    // noVNC also flips while it sets up (a resize or a scale change before the server's first
+    // update): that draws nothing of the screen, and must not count as the session's first frame.
+    if (this.connection !== 'live') {
+      return;
+    }
     const now = Date.now();
     this.framesDrawn++;
     this.lastFrameAt = now;
