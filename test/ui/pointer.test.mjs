@@ -1,7 +1,7 @@
 // The pointer lands where the person clicked, in a real VS Code on a real sandbox desktop: the
 // very first click after Take control (the one that focuses the canvas and shows the keyboard
 // bar) is aimed at a point of the screen, and `xdotool getmouselocation` in the sandbox says where
-// the press arrived. A control change while the pointer rests on the canvas must not move it.
+// the press arrived, in the side bar's view and in the editor panel.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
@@ -94,21 +94,13 @@ test('the first click after Take control lands where it was aimed, in the view a
     const view = await startDesktop(page);
     const [container] = containersOf(server.workspace);
 
-    const box = await firstClickLands(page, view, container, 'Screen view');
+    await firstClickLands(page, view, container, 'Screen view');
     await screenshot(page, 'ui-pointer-first-click-view');
 
-    // With the pointer resting on the canvas, hand back without moving it (the button's own
-    // click, as a keyboard user's Enter would do; test/ui/a11y.test.mjs drives the keys): the
-    // control bar's text shrinks, but the canvas stays where the pointer is until it leaves.
+    // Control back to the agent, and the keys back to VS Code, so the palette opens.
     await view.evaluate(() => document.getElementById('control-button').click());
     await waitFor(async () => !(await screenStats(view)).inControl, 15_000, 100, 'control to go back to the agent');
-    await sleep(500);
-    const canvas = view.locator('#screen canvas').first();
-    assert.deepEqual(await canvas.boundingBox(), box, 'a control change moved the canvas under the resting pointer');
-    // Once the pointer leaves the screen the view takes its natural layout (the text is shorter
-    // now, so the canvas moves up): the hold above was real, not a layout that never changes.
-    await page.mouse.move(box.x + box.width / 2, 5);
-    await waitFor(async () => (await canvas.boundingBox()).y < box.y, 5_000, 100, 'the canvas to move up after the pointer left');
+    await view.evaluate(() => document.activeElement?.blur());
 
     // The editor panel, alone on the page: the same first click.
     await runCommand(page, TITLES.openInEditor);

@@ -100,10 +100,18 @@ test('Fit, 1:1 and Resize draw at their size; Resize changes the screen only wit
     // Take control: the screen takes the view's size, drawn 1:1.
     await frame.locator('#control-button').click();
     await waitFor(async () => (await screenStats(frame)).inControl, 10_000, 100, 'this view to hold control');
-    const view = (await drawn(frame)).view;
-    const want = { width: Math.floor(view.width), height: Math.floor(view.height) };
-    await waitFor(() => { const s = xdpyinfoSize(container); return s.width === want.width && s.height === want.height; }, 20_000, 250,
-      `the sandbox's X screen to become the view's ${want.width}x${want.height}`);
+    // The view's size is read with each look: taking control changes the control bar (the
+    // clipboard and Send keys controls), so the view settles a moment after the take-over.
+    let want;
+    let seen;
+    await waitFor(async () => {
+      const view = (await drawn(frame)).view;
+      want = { width: Math.floor(view.width), height: Math.floor(view.height) };
+      seen = xdpyinfoSize(container);
+      return seen.width === want.width && seen.height === want.height;
+    }, 20_000, 250, 'the sandbox\'s X screen to become the view\'s size').catch((err) => {
+      throw new Error(`${err.message}: the view is ${want.width}x${want.height}, the X screen ${seen.width}x${seen.height}`);
+    });
     d = await waitFor(async () => { const x = await drawn(frame); return x.pixels.width === want.width ? x : undefined; }, 10_000, 100, 'the canvas at the new size');
     assert.deepEqual(d.pixels, want);
     assert.ok(near(d.shown.width, want.width) && near(d.shown.height, want.height), `drawn 1:1 once resized: ${JSON.stringify(d)}`);
