@@ -1,7 +1,8 @@
 /**
  * Watching one file that other processes replace: the kernel's file events on its directory
  * instead of a timer that re-reads it, with a slow re-read only while the directory cannot be
- * watched. Used for the control lease (lease.ts), which every window's extension host shares.
+ * watched. Used for the control lease (lease.ts), which every window's extension host shares,
+ * and for the viewer records (viewers.ts), a directory of files that come and go.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -28,8 +29,20 @@ export interface FileWatchOptions {
  * watch is tried again; once it works the timer stops. Nothing here keeps the process alive.
  */
 export function watchFile(file: string, onChange: () => void, options: FileWatchOptions = {}): DisposableLike {
-  const dir = path.dirname(file);
   const name = path.basename(file);
+  return watchDirectory(path.dirname(file), (changed) => changed === name, onChange, options);
+}
+
+/**
+ * Calls `onChange` (at most once per turn of the event loop) whenever a file of `dir` whose name
+ * `accepts` may have changed, with the same slow re-read while the directory cannot be watched.
+ */
+export function watchDirectory(
+  dir: string,
+  accepts: (name: string) => boolean,
+  onChange: () => void,
+  options: FileWatchOptions = {},
+): DisposableLike {
   const dirName = path.basename(dir);
   const fallbackMs = options.fallbackMs ?? FALLBACK_REREAD_MS;
   const watch = options.watch ?? fs.watch;
@@ -74,11 +87,11 @@ export function watchFile(file: string, onChange: () => void, options: FileWatch
     try {
       watcher = watch(dir, { persistent: false }, (_event, changed) => {
         const which = changed === null ? null : String(changed);
-        if (which === name || which === null) {
-          notify(); // null: a platform that does not say which file changed
-        } else if (which === dirName && !fs.existsSync(dir)) {
+        if (which === dirName && !fs.existsSync(dir)) {
           // The directory itself was removed or moved: this watch sees nothing any more.
           fail(`the directory ${dir} went away`);
+        } else if (which === null || accepts(which)) {
+          notify(); // null: a platform that does not say which file changed
         }
       });
       watcher.on('error', (err) => fail(`watching ${dir} failed: ${err.message}`));

@@ -17,6 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { viewerHash } from './lease';
+import { watchDirectory } from './fileWatch';
 import { toDisposable, type DisposableLike } from './lifecycle';
 
 export type ViewerKind = 'view' | 'panel' | 'external';
@@ -30,8 +31,6 @@ interface ViewerRecord {
 
 const KINDS: readonly string[] = ['view', 'panel', 'external'];
 const RECORD_NAME = /^(\d+)-[0-9a-f]{12}\.json$/;
-/** Change events of one burst (a record written and renamed) become one count. */
-const SETTLE_MS = 30;
 
 export class ViewerRegistry {
   readonly dir: string;
@@ -81,16 +80,8 @@ export class ViewerRegistry {
   /** Calls `listener` after records appear or go (any process's); the caller recounts. */
   watch(listener: () => void): DisposableLike {
     this.ensureDir();
-    let timer: NodeJS.Timeout | undefined;
-    const watcher = fs.watch(this.dir, { persistent: false }, () => {
-      clearTimeout(timer);
-      timer = setTimeout(listener, SETTLE_MS);
-    });
-    watcher.on('error', () => undefined); // the directory removed under us: counts read 0 from now on
-    return toDisposable(() => {
-      clearTimeout(timer);
-      watcher.close();
-    });
+    // Every name counts: a record is written to a temp name and renamed, and the recount reads only records.
+    return watchDirectory(this.dir, () => true, listener);
   }
 
   private ensureDir(): void {
