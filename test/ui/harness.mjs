@@ -395,11 +395,22 @@ export async function focusWorkbench(page) {
 
 /** Opens the command palette with `>text` typed in; its widget and input box. */
 export async function openPalette(page, text, { timeoutMs = 10_000 } = {}) {
-  await focusWorkbench(page);
   const widget = page.locator('.quick-input-widget');
   const input = widget.locator('input.input');
-  await page.keyboard.press('F1');
-  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  // A webview that still held focus can take F1, or close the palette again as it blurs: press
+  // again, after moving focus back to the workbench, until the palette stays open.
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await focusWorkbench(page);
+    await page.keyboard.press('F1');
+    const wait = Math.min(3_000, Math.max(0, deadline - Date.now()));
+    try {
+      await input.waitFor({ state: 'visible', timeout: wait });
+      break;
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+    }
+  }
   await input.fill(`>${text}`);
   return { widget, input };
 }
