@@ -397,21 +397,23 @@ export async function focusWorkbench(page) {
 export async function openPalette(page, text, { timeoutMs = 10_000 } = {}) {
   const widget = page.locator('.quick-input-widget');
   const input = widget.locator('input.input');
-  // A webview that still held focus can take F1, or close the palette again as it blurs: press
-  // again, after moving focus back to the workbench, until the palette stays open.
+  // A webview that still held focus can take F1, and one that takes focus as it opens (a new
+  // editor panel) closes the palette again: press again, after moving focus back to the
+  // workbench, until the palette stays open with the text in it.
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await focusWorkbench(page);
     await page.keyboard.press('F1');
-    const wait = Math.min(3_000, Math.max(0, deadline - Date.now()));
+    const wait = () => Math.min(3_000, Math.max(1, deadline - Date.now()));
     try {
-      await input.waitFor({ state: 'visible', timeout: wait });
-      break;
+      await input.waitFor({ state: 'visible', timeout: wait() });
+      await input.fill(`>${text}`, { timeout: wait() });
+      if (await input.isVisible() && (await input.inputValue()) === `>${text}`) break;
     } catch (err) {
       if (Date.now() >= deadline) throw err;
     }
+    if (Date.now() >= deadline) throw new Error(`the command palette did not stay open for "${text}"`);
   }
-  await input.fill(`>${text}`);
   return { widget, input };
 }
 
