@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Benchmarks (tables, no pass/fail). `npm run bench`: setup, the relay against raw docker exec,
 # the Screens overview's thumbnail cost (ms and bytes per grab), then the same-run table.
-# `npm run bench:screen` (--screen): only the same-run table, Bot Screen in a real VS Code against noVNC in a plain tab on one screen (test/bench/same-run.bench.mjs),
-# with the extension packaged from this tree; it writes docs/benchmarks.md. Further arguments go
-# to the same-run table: `--only flood,four` (parts: keys, idle, flood, bursty, animation, webview,
-# four, geometry, soak), `--soak-minutes N` (the soak is opt-in).
+# `npm run bench:screen` (--screen): only the same-run table, Bot Screen in a real VS Code
+# against noVNC in a plain tab on one screen (test/bench/same-run.bench.mjs), with the extension
+# packaged from this tree; it writes docs/benchmarks.md. Further arguments go to the same-run
+# table: `--only flood,four` (parts: keys, idle, flood, bursty, animation, webview, four,
+# geometry, soak), `--soak-minutes N` (the soak is opt-in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --screen ]; then
