@@ -283,8 +283,9 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
     const switchTo = vscode.l10n.t('Switch to That Window');
     const answer = await vscode.window.showInformationMessage(message, ...(workspace ? [switchTo] : []));
     if (answer === switchTo && workspace) {
-      // Opening a workspace that a window already shows focuses that window.
-      await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.parse(workspace.uri), { forceNewWindow: false });
+      // A workspace some window shows: VS Code focuses that window. One whose window was closed
+      // (its screen outlives it) opens in a new window, which attaches to the screen; never this one.
+      await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.parse(workspace.uri), { forceNewWindow: true });
     }
   }
 
