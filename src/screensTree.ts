@@ -50,7 +50,8 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
   private readonly ownKey: string;
   private screens: ListedScreen[] = [];
   private readonly thumbnails = new Map<string, Thumbnail>();
-  private readonly reach = new Map<string, Reach>();
+  /** By workspace key, for the screen that started at `startedAt` (a new start forgets it). */
+  private readonly reach = new Map<string, { readonly startedAt: string; readonly reach: Reach }>();
   /** Other windows' sandboxes, made from their markers once per screen (key and start time). */
   private readonly sandboxes = new Map<string, { readonly startedAt: string; readonly backend: SandboxBackend; readonly sandbox: Sandbox }>();
   private readonly backends = new SandboxBackends();
@@ -132,7 +133,10 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
     const targets = new Map<string, () => Promise<Thumbnail>>();
     for (const listed of this.screens) {
       const own = listed.key === this.ownKey;
-      if (own ? this.ctx.controller.status.state === 'running' : this.reach.get(listed.key) !== 'gone') {
+      if (this.reach.get(listed.key)?.startedAt !== listed.marker.startedAt) {
+        this.reach.delete(listed.key);
+      }
+      if (own ? this.ctx.controller.status.state === 'running' : this.reach.get(listed.key)?.reach !== 'gone') {
         targets.set(`${listed.key}/${listed.marker.startedAt}`, () => this.grab(listed.marker, own));
       }
     }
@@ -178,17 +182,18 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
 
   private async grabbed(target: string, outcome: { ok: true; value: Thumbnail } | { ok: false; error: unknown; failures: number }): Promise<void> {
     const key = target.slice(0, target.indexOf('/'));
+    const startedAt = target.slice(target.indexOf('/') + 1);
     if (outcome.ok) {
       this.thumbnails.set(key, outcome.value);
-      this.reach.set(key, 'ok');
+      this.reach.set(key, { startedAt, reach: 'ok' });
       this.ctx.log.debug(`Screens: thumbnail of ${key}: ${outcome.value.jpeg.length} bytes JPEG, ${outcome.value.wireBytes} bytes from the sandbox, ${outcome.value.ms} ms`);
     } else {
       this.ctx.log.debug(`Screens: no thumbnail of ${key} (failure ${outcome.failures}): ${String(outcome.error)}`);
       const kept = this.sandboxes.get(key);
-      if (key !== this.ownKey && kept && outcome.failures === 1) {
+      if (key !== this.ownKey && outcome.failures === 1) {
         // Another window's sandbox that stopped answering: gone for good, or only unreachable now.
-        const liveness = await kept.backend.liveness(kept.sandbox).catch(() => 'unknown' as const);
-        this.reach.set(key, liveness === 'gone' ? 'gone' : 'unreachable');
+        const liveness = kept ? await kept.backend.liveness(kept.sandbox).catch(() => 'unknown' as const) : 'unknown';
+        this.reach.set(key, { startedAt, reach: liveness === 'gone' ? 'gone' : 'unreachable' });
         if (liveness === 'gone') {
           this.thumbnails.delete(key);
           this.refresh();
@@ -213,7 +218,7 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
       const state = this.ctx.controller.status.state;
       return { key: state, label: stateLabel(state) };
     }
-    const reach = this.reach.get(node.key);
+    const reach = this.reach.get(node.key)?.reach;
     if (reach === 'gone') {
       return { key: 'gone', label: stateLabel('gone') };
     }
