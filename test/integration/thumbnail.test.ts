@@ -14,7 +14,7 @@ import { LeaseStore } from '../../src/core/lease';
 import type { Sandbox } from '../../src/core/sandbox';
 import { ScreenController } from '../../src/core/screen';
 import { grabThumbnail, THUMBNAIL_WIDTH, ThumbnailError } from '../../src/core/thumbnail';
-import { removeTestContainers, settings, tempMarkers, testLog } from '../support/env';
+import { removeTestContainers, settings, tempMarkers, testLog, waitFor } from '../support/env';
 
 const WIDTH = 1152;
 const HEIGHT = 720;
@@ -57,6 +57,13 @@ describe('thumbnails of a docker screen', { timeout: 600_000 }, () => {
     const before = fs.statSync(lease.path);
     const bytes = fs.readFileSync(lease.path);
 
+    // The desktop paints its panel and background a moment after the start.
+    await waitFor(
+      async () => colours(decode((await grabThumbnail(running.sandbox, displayEnv(running.screen))).jpeg, { useTArray: true }).data) > 20,
+      60_000,
+      500,
+      'the desktop to paint',
+    );
     const costs: string[] = [];
     for (let i = 0; i < 3; i++) {
       const thumbnail = await grabThumbnail(running.sandbox, displayEnv(running.screen));
