@@ -19,7 +19,7 @@ import { listScreens, WorkspaceRecords, type ListedScreen } from './core/screenL
 import type { ScreenState } from './core/screenState';
 import { grabThumbnail, jpegDataUri, markerDisplayEnv, ThumbnailError, type Thumbnail } from './core/thumbnail';
 import { ThumbnailScheduler } from './core/thumbnailScheduler';
-import { hostShortName, stateLabel } from './messages';
+import { hostShortName, stateLabel, viewersLabel } from './messages';
 import { readSettings } from './settings';
 
 export const SCREENS_VIEW_ID = 'botScreen.screens';
@@ -254,7 +254,7 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
   }
 
   private viewersOf(listed: ListedScreen | undefined): string {
-    return listed ? vscode.l10n.t('{0} viewers connected', String(listed.viewers)) : '';
+    return listed ? viewersLabel(listed.viewers) : '';
   }
 
   private tooltipOf(title: string, facts: readonly string[], marker: Marker | undefined, thumbnail: Thumbnail | undefined): vscode.MarkdownString {
