@@ -13,6 +13,7 @@ import {
   extensionLog,
   indicator,
   l10nText,
+  PANEL_TITLE,
   removeContainersOf,
   screenFrame,
   screenStats,
@@ -158,6 +159,10 @@ test('the Screens tree lists both windows\' screens with thumbnails, grabs only 
         // Another window's screen: clicking says where it belongs instead of opening it here.
         await other.click();
         await page.locator('.notification-toast', { hasText: 'workspace-b' }).first().waitFor({ timeout: 20_000 });
+        // This window's screen: clicking opens its editor panel.
+        assert.equal(await page.locator('.tabs-container .tab', { hasText: PANEL_TITLE }).count(), 0, 'no panel yet');
+        await own.click();
+        await page.locator('.tabs-container .tab', { hasText: PANEL_TITLE }).first().waitFor({ timeout: 30_000 });
         // This window's screen offers Stop and Take Control inline; the other's offers neither.
         await own.hover();
         assert.ok(await own.locator('.action-label.codicon-debug-stop').count() >= 1, 'Stop on this window\'s screen');
