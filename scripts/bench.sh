@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Benchmarks (tables, no pass/fail). `npm run bench`: setup, the relay against raw docker exec,
-# then the same-run table. `npm run bench:screen` (--screen): only the same-run table, Bot Screen
-# in a real VS Code against noVNC in a plain tab on one screen (test/bench/same-run.bench.mjs),
-# with the extension packaged from this tree; it writes docs/benchmarks.md. Further arguments go
-# to the same-run table: `--only flood,four` (parts: keys, idle, flood, bursty, animation, webview,
-# four, geometry, soak), `--soak-minutes N` (the soak is opt-in).
+# the Screens overview's thumbnail cost (ms and bytes per grab), then the same-run table.
+# `npm run bench:screen` (--screen): only the same-run table, Bot Screen in a real VS Code
+# against noVNC in a plain tab on one screen (test/bench/same-run.bench.mjs), with the extension
+# packaged from this tree; it writes docs/benchmarks.md. Further arguments go to the same-run
+# table: `--only flood,four` (parts: keys, idle, flood, bursty, animation, webview, four,
+# geometry, soak), `--soak-minutes N` (the soak is opt-in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --screen ]; then
@@ -14,5 +15,6 @@ else
 	bash scripts/setup.sh
 	node esbuild.mjs --tests
 	node out/test/bench/relay.bench.js
+	node out/test/bench/thumbnail.bench.js
 fi
 node test/bench/same-run.bench.mjs "$@"

@@ -16,6 +16,7 @@ import { walkthroughCommands } from './commands/walkthrough';
 import { Ctx } from './ctx';
 import { migrateRetiredImage, userSetting } from './settings';
 import { registerAgentTools } from './lm/tools';
+import { ScreensOverview } from './screensTree';
 
 let ctx: Ctx | undefined;
 
@@ -34,6 +35,7 @@ export function activate(context: vscode.ExtensionContext): void {
     walkthroughCommands,
   ]);
   registerAgentTools(current);
+  current.register(new ScreensOverview(current));
   if (!vscode.workspace.isTrusted) {
     // Restricted Mode: nothing runs (the controller refuses too); trusting the window resumes.
     void current.controller.attach();

@@ -29,6 +29,8 @@ export class PlacementStatusBar extends Disposable {
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.placement', vscode.StatusBarAlignment.Left, 50));
   private used: boolean;
   private busyCount = 0;
+  /** The running screen's latest thumbnail, from the Screens view (screensTree.ts). */
+  private thumbnail: { readonly uri: string; readonly caption: string } | undefined;
   /** Read once and again only when the setting changes: renders follow every status and control change. */
   private visibility = readVisibility();
 
@@ -71,6 +73,14 @@ export class PlacementStatusBar extends Disposable {
     return work;
   }
 
+  /** Shows the running screen's latest thumbnail in the tooltip (undefined removes it). */
+  showThumbnail(thumbnail: { readonly uri: string; readonly caption: string } | undefined): void {
+    if (thumbnail?.uri !== this.thumbnail?.uri) {
+      this.thumbnail = thumbnail;
+      this.render(this.controller.status);
+    }
+  }
+
   private render(status: ScreenStatus): void {
     if (this.visibility === 'never' || (this.visibility === 'auto' && !this.used)) {
       this.item.hide();
@@ -105,6 +115,10 @@ export class PlacementStatusBar extends Disposable {
     if (status.state === 'running' && status.screen) {
       tooltip.appendMarkdown('\n\n');
       tooltip.appendText(vscode.l10n.t('Display {0}, {1}, in {2}.', status.screen.display, status.screen.geometry, status.sandbox?.name ?? ''));
+    }
+    if (status.state === 'running' && this.thumbnail) {
+      tooltip.appendMarkdown(`\n\n![${vscode.l10n.t('Thumbnail of the screen')}](${this.thumbnail.uri})\n\n`);
+      tooltip.appendText(this.thumbnail.caption);
     }
     if (status.state === 'running') {
       tooltip.appendMarkdown('\n\n');

@@ -111,4 +111,6 @@ def main():
     sys.stdout.write('\n')
 
 
-main()
+# Run as a program (`python3 -c`); thumbnail.py loads this file under another name for grab().
+if __name__ == '__main__':
+    main()

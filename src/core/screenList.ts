@@ -1,0 +1,98 @@
+/**
+ * Every screen this machine runs for this user, as the Screens overview lists it: the markers of
+ * all windows (one per workspace, in the extension's global storage), each with who holds its
+ * control lease and how many viewers watch it, and the name of the workspace whose window owns it.
+ * File reads only: no CLI runs, and nothing is written but this window's own workspace record.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LeaseStore, type LeaseHolder } from './lease';
+import type { Marker, MarkerStore } from './marker';
+import { ViewerRegistry } from './viewers';
+
+/** What a window records about its workspace, so other windows can name its screen (and focus it). */
+export interface WorkspaceRecord {
+  /** The workspace's name as VS Code shows it. */
+  readonly name: string;
+  /** The workspace folder or .code-workspace file, as a URI string. */
+  readonly uri: string;
+}
+
+export interface ListedScreen {
+  readonly key: string;
+  readonly marker: Marker;
+  readonly holder: LeaseHolder;
+  /** The viewers connected to it, in every window. */
+  readonly viewers: number;
+  readonly workspace?: WorkspaceRecord;
+}
+
+const KEY_FILE = /^([0-9a-f]{12})\.json$/;
+const MAX_NAME = 200;
+const MAX_URI = 4096;
+
+/** One small file per workspace key, `<dir>/<key>.json` (0600, written atomically). */
+export class WorkspaceRecords {
+  constructor(readonly dir: string) {}
+
+  write(key: string, record: WorkspaceRecord): void {
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const file = path.join(this.dir, `${key}.json`);
+    const temporary = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temporary, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+    fs.renameSync(temporary, file);
+  }
+
+  /** The record, or undefined when there is none or it is not one (never throws). */
+  read(key: string): WorkspaceRecord | undefined {
+    try {
+      const value = JSON.parse(fs.readFileSync(path.join(this.dir, `${key}.json`), 'utf8')) as Partial<WorkspaceRecord>;
+      const { name, uri } = value;
+      if (typeof name === 'string' && typeof uri === 'string' && name.length <= MAX_NAME && uri.length <= MAX_URI && /^[a-z][a-z0-9+.-]*:/i.test(uri)) {
+        return { name, uri };
+      }
+    } catch {
+      // missing or garbled: the screen is named by its key
+    }
+    return undefined;
+  }
+}
+
+export interface ScreenListSources {
+  readonly markers: MarkerStore;
+  /** The directory MarkerStore writes to. */
+  readonly markersDir: string;
+  /** The directory of the control leases (and the viewer records next to them). */
+  readonly leasesDir: string;
+  readonly workspaces: WorkspaceRecords;
+}
+
+/**
+ * The screens every window recorded, sorted by when they started. A marker that is not usable
+ * (MarkerStore's checks) is left out, as is everything in the directory that is not a marker.
+ */
+export function listScreens(sources: ScreenListSources): ListedScreen[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(sources.markersDir);
+  } catch {
+    return []; // no screen ever started
+  }
+  const screens: ListedScreen[] = [];
+  for (const name of names) {
+    const key = KEY_FILE.exec(name)?.[1];
+    const marker = key === undefined ? undefined : sources.markers.read(key).marker;
+    if (key === undefined || !marker) {
+      continue;
+    }
+    screens.push({
+      key,
+      marker,
+      // Read-only: a lease is read without its lock, as every reader does.
+      holder: new LeaseStore(sources.leasesDir, key).read().holder,
+      viewers: new ViewerRegistry(sources.leasesDir, key).count(),
+      workspace: sources.workspaces.read(key),
+    });
+  }
+  return screens.sort((a, b) => a.marker.startedAt.localeCompare(b.marker.startedAt) || a.key.localeCompare(b.key));
+}

@@ -1,0 +1,197 @@
+// The Screens overview in real VS Code windows on real sandboxes: two windows (two workspaces of
+// one server, so one global storage) each run a screen; the tree in one window lists both with
+// live thumbnails (JPEGs decoded by Chromium: the screen's aspect, many colours) and the status
+// bar's tooltip shows this window's; a recording docker proves that no grab runs while the tree
+// is hidden (collapsed, its default) and that grabs run while it is shown; the lease files are
+// the same bytes, inode and mtime after the grabs.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+import { openWorkbench, screenshot, sleep, waitFor } from './harness.mjs';
+import {
+  extensionLog,
+  indicator,
+  l10nText,
+  PANEL_TITLE,
+  removeContainersOf,
+  screenFrame,
+  screenStats,
+  startScreenPatiently,
+  TITLES,
+  withWindow,
+  workspaceKey,
+} from './botscreen.mjs';
+import { runCommand } from './harness.mjs';
+
+// thumbnail.py loads screenshot.py under this name: the word that marks a grab in an argv.
+const GRAB_MARK = 'botscreen_screenshot';
+
+/** A docker that logs one line per call (GRAB for a thumbnail grab) and runs the real one. */
+function recordingDocker(dir) {
+  const log = path.join(dir, 'calls');
+  const program = path.join(dir, 'docker-recorder');
+  fs.writeFileSync(log, '');
+  fs.writeFileSync(program, [
+    '#!/bin/bash',
+    'kind="$1 $2"',
+    `for word in "$@"; do case "$word" in *${GRAB_MARK}*) kind=GRAB;; esac; done`,
+    `printf '%s %s\\n' "$(date +%s%3N)" "$kind" >> '${log}'`,
+    'exec docker "$@"',
+    '',
+  ].join('\n'), { mode: 0o755 });
+  return { program, grabs: () => fs.readFileSync(log, 'utf8').split('\n').filter((line) => line.endsWith(' GRAB')).length };
+}
+
+const screensHeader = (page) => page.locator('.pane-header', { has: page.locator('h3.title', { hasText: /^Screens$/ }) });
+const rows = (page) => page.locator('.pane', { has: page.locator('h3.title', { hasText: /^Screens$/ }) }).locator('.monaco-list-row');
+
+/** Shows or hides the Screens tree (expands or collapses its section of the Bot Screen view container). */
+async function setTreeShown(page, shown) {
+  const header = screensHeader(page);
+  await header.waitFor({ timeout: 30_000 });
+  if ((await header.getAttribute('aria-expanded')) !== String(shown)) await header.click();
+  await waitFor(async () => (await header.getAttribute('aria-expanded')) === String(shown), 10_000, 100, `the Screens tree ${shown ? 'shown' : 'hidden'}`);
+}
+
+/** Decodes a data: JPEG in the page (Chromium's decoder): its size, colours (4 bits a channel) and bytes. */
+const decodeInPage = (page, src) => page.evaluate(async (src) => {
+  const img = new Image();
+  img.src = src;
+  await img.decode();
+  const canvas = document.createElement('canvas');
+  canvas.width = img.naturalWidth;
+  canvas.height = img.naturalHeight;
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(img, 0, 0);
+  const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+  const seen = new Set();
+  for (let i = 0; i < data.length; i += 4) seen.add(((data[i] >> 4) << 8) | ((data[i + 1] >> 4) << 4) | (data[i + 2] >> 4));
+  return { width: img.naturalWidth, height: img.naturalHeight, colours: seen.size, bytes: atob(src.slice(src.indexOf(',') + 1)).length };
+}, src);
+
+/** The data: URI of a row's icon (its CSS background image), or '' before a thumbnail came. */
+const iconOf = (row) => row.locator('.custom-view-tree-node-item-icon').evaluate((el) => {
+  const match = /url\(["']?(data:image\/jpeg[^"')]+)/.exec(el.style.backgroundImage);
+  return match ? match[1] : '';
+}).catch(() => '');
+
+const leaseFile = (server, folder) =>
+  path.join(server.userDataDir, 'User', 'globalStorage', 'botscreen.bot-screen', 'leases', `lease-${workspaceKey(folder)}.json`);
+
+test('the Screens tree lists both windows\' screens with thumbnails, grabs only while shown, and never touches a lease', { timeout: 900_000 }, async () => {
+  const work = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'botscreen-screens-ui-'));
+  const docker = recordingDocker(work);
+  let second;
+  let folderB;
+  try {
+    await withWindow({ 'botScreen.sandbox.backend': 'docker', 'botScreen.sandbox.docker.path': docker.program, 'botScreen.idleStopMinutes': 0 }, async (server, page) => {
+      try {
+        folderB = path.join(server.dir, 'workspace-b');
+        fs.mkdirSync(folderB);
+        second = await openWorkbench({ ...server, workspace: folderB });
+        await indicator(second.page).waitFor({ timeout: 60_000 });
+        await startScreenPatiently(page);
+        await startScreenPatiently(second.page);
+        for (const p of [page, second.page]) {
+          const frame = await screenFrame(p, 60_000);
+          await waitFor(async () => (await screenStats(frame))?.framesDrawn > 0, 180_000, 250, 'the screen to draw');
+        }
+
+        // Hidden (the tree's default): both screens ran for a while and nothing grabbed.
+        for (const p of [page, second.page]) assert.equal(await screensHeader(p).getAttribute('aria-expanded'), 'false', 'collapsed by default');
+        // A lease file for window A (a person took control and handed back), so a write would show.
+        await runCommand(page, TITLES.takeControl);
+        await waitFor(() => fs.existsSync(leaseFile(server, server.workspace)), 20_000, 100, 'the lease file');
+        await runCommand(page, TITLES.handBack);
+        await waitFor(() => JSON.parse(fs.readFileSync(leaseFile(server, server.workspace), 'utf8')).holder === 'agent', 20_000, 100, 'control handed back');
+        await sleep(8_000);
+        assert.equal(docker.grabs(), 0, 'no grab while the tree is hidden');
+        const leaseA = leaseFile(server, server.workspace);
+        const before = { stat: fs.statSync(leaseA), bytes: fs.readFileSync(leaseA) };
+        assert.equal(fs.existsSync(leaseFile(server, folderB)), false, 'window B never took control');
+
+        // Shown in window A: both screens listed, each with a thumbnail.
+        await setTreeShown(page, true);
+        await waitFor(async () => (await rows(page).count()) === 2, 30_000, 200, 'two screens in the tree');
+        const labels = await rows(page).allTextContents();
+        const own = rows(page).filter({ hasText: l10nText('{0} (this window)').replace('{0}', path.basename(server.workspace)) });
+        const other = rows(page).filter({ hasText: 'workspace-b' });
+        assert.equal(await own.count(), 1, `this window's screen in ${JSON.stringify(labels)}`);
+        assert.equal(await other.count(), 1, `the other window's screen in ${JSON.stringify(labels)}`);
+        for (const row of [own, other]) {
+          assert.match(await row.textContent(), /docker: botscreen-[0-9a-f]{12}/);
+          assert.match(await row.textContent(), new RegExp(l10nText('running')));
+          assert.match(await row.textContent(), new RegExp(l10nText('the agent has control')));
+        }
+        const icons = {};
+        for (const [name, row] of [['own', own], ['other', other]]) {
+          icons[name] = await waitFor(async () => (await iconOf(row)) || undefined, 60_000, 250, `the ${name} screen's thumbnail icon`);
+          const icon = await decodeInPage(page, icons[name]);
+          assert.deepEqual([icon.width, icon.height], [32, 20], `the icon has the screen's aspect (1280x800): ${JSON.stringify(icon)}`);
+          assert.ok(icon.colours >= 8, `the icon shows the desktop: ${JSON.stringify(icon)}`);
+        }
+        // The tooltip: a bigger JPEG of the same screen.
+        await other.hover();
+        const hoverImg = page.locator('.monaco-hover img[src^="data:image/jpeg"], .workbench-hover img[src^="data:image/jpeg"]').first();
+        await hoverImg.waitFor({ timeout: 20_000 });
+        const picture = await decodeInPage(page, await hoverImg.getAttribute('src'));
+        console.log(`# tooltip thumbnail: ${JSON.stringify(picture)}`);
+        assert.deepEqual([picture.width, picture.height], [320, 200], 'the tooltip picture has the screen\'s aspect');
+        assert.ok(picture.colours > 20 && picture.bytes > 2000, `a real picture of the desktop: ${JSON.stringify(picture)}`);
+        await screenshot(page, 'ui-screens-tooltip');
+        await page.mouse.move(700, 450);
+
+        // Live: the icons are grabbed again while shown.
+        const grabsShown = docker.grabs();
+        assert.ok(grabsShown >= 2, `grabs ran while shown (${grabsShown})`);
+        await waitFor(() => docker.grabs() >= grabsShown + 2, 30_000, 250, 'the next round of grabs');
+
+        // The status bar's tooltip shows this window's thumbnail.
+        await indicator(page).hover();
+        const statusImg = page.locator('.monaco-hover img[src^="data:image/jpeg"], .workbench-hover img[src^="data:image/jpeg"]').first();
+        await statusImg.waitFor({ timeout: 20_000 });
+        const status = await decodeInPage(page, await statusImg.getAttribute('src'));
+        assert.deepEqual([status.width, status.height], [320, 200]);
+        await screenshot(page, 'ui-screens-statusbar');
+        await page.mouse.move(700, 450);
+
+        // Another window's screen: clicking says where it belongs instead of opening it here.
+        await other.click();
+        await page.locator('.notification-toast', { hasText: 'workspace-b' }).first().waitFor({ timeout: 20_000 });
+        // This window's screen: clicking opens its editor panel.
+        assert.equal(await page.locator('.tabs-container .tab', { hasText: PANEL_TITLE }).count(), 0, 'no panel yet');
+        await own.click();
+        await page.locator('.tabs-container .tab', { hasText: PANEL_TITLE }).first().waitFor({ timeout: 30_000 });
+        // This window's screen offers Stop and Take Control inline; the other's offers neither.
+        await own.hover();
+        assert.ok(await own.locator('.action-label.codicon-debug-stop').count() >= 1, 'Stop on this window\'s screen');
+        assert.ok(await own.locator('.action-label.codicon-unlock').count() >= 1, 'Take Control on this window\'s screen');
+        await other.hover();
+        assert.equal(await other.locator('.action-label.codicon-debug-stop').count(), 0, 'no Stop on another window\'s screen');
+
+        // Hidden again: once a grab under way has ended, none starts.
+        await setTreeShown(page, false);
+        await sleep(3_000);
+        const grabsHidden = docker.grabs();
+        await sleep(10_000);
+        assert.equal(docker.grabs(), grabsHidden, 'no grab started while hidden again');
+
+        const after = fs.statSync(leaseA);
+        assert.equal(after.mtimeMs, before.stat.mtimeMs, 'the lease file was not written by any grab');
+        assert.equal(after.ino, before.stat.ino, 'nor replaced');
+        assert.deepEqual(fs.readFileSync(leaseA), before.bytes);
+        assert.equal(fs.existsSync(leaseFile(server, folderB)), false, 'window B\'s screen still has no lease file');
+        console.log(`# grabs: ${grabsShown} by the first look, ${grabsHidden} in all`);
+      } catch (err) {
+        console.log(`# the extension's log:\n${extensionLog(server).replace(/^/gm, '# ')}`);
+        if (second) await screenshot(second.page, 'ui-screens-second-failed').catch(() => {});
+        throw err;
+      }
+    }, { failureShot: 'ui-screens-failed' });
+  } finally {
+    await second?.close();
+    if (folderB) removeContainersOf(folderB);
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,87 @@
+// The Screens overview's list: every window's marker (and nothing else in the directory), each
+// with its lease holder, its viewer count and its workspace's name; reading changes no lease.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { LeaseStore } from '../../src/core/lease';
+import { MarkerStore, type Marker } from '../../src/core/marker';
+import { listScreens, WorkspaceRecords } from '../../src/core/screenList';
+import { ViewerRegistry } from '../../src/core/viewers';
+
+const ID = 'a'.repeat(64);
+
+function marker(workspaceKey: string, startedAt: string, backend: 'docker' | 'ssh' = 'docker'): Marker {
+  return {
+    version: 1,
+    workspaceKey,
+    placement: { where: 'sandbox', backend },
+    sandbox: backend === 'docker' ? { backend, id: ID, name: `botscreen-${workspaceKey}` } : { backend, id: 'ssh://agent@host', name: 'agent@host' },
+    display: ':42',
+    runtimeDir: '/tmp/botscreen-1000/k',
+    socket: '/tmp/botscreen-1000/k/rfb.sock',
+    pid: 4242,
+    geometry: '1280x800',
+    startedAt,
+  };
+}
+
+test('lists every usable marker, oldest first, with its holder, viewers and workspace name; leases are only read', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-screens-'));
+  const markersDir = path.join(root, 'screens');
+  const leasesDir = path.join(root, 'leases');
+  const markers = new MarkerStore(markersDir);
+  const workspaces = new WorkspaceRecords(path.join(root, 'workspaces'));
+  const sources = { markers, markersDir, leasesDir, workspaces };
+  assert.deepEqual(listScreens(sources), [], 'no directory yet: no screen');
+
+  markers.write(marker('0123456789ab', '2026-01-01T10:00:00.000Z'));
+  markers.write(marker('ba9876543210', '2026-01-01T09:00:00.000Z', 'ssh'));
+  fs.writeFileSync(path.join(markersDir, 'cccccccccccc.json'), '{"version": 1, "garbage": true}'); // not a usable marker
+  fs.writeFileSync(path.join(markersDir, 'notes.txt'), 'not a marker');
+  fs.writeFileSync(path.join(markersDir, '0123456789ab.json.77.tmp'), '{}'); // a write under way
+  workspaces.write('0123456789ab', { name: 'project-a', uri: 'file:///home/u/project-a' });
+  fs.mkdirSync(path.join(root, 'workspaces'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'workspaces', 'ba9876543210.json'), '{"name": 5}');
+
+  const lease = new LeaseStore(leasesDir, '0123456789ab');
+  lease.acquire('viewer-1', 'a person took control');
+  const viewers = new ViewerRegistry(leasesDir, '0123456789ab');
+  const records = [viewers.register('viewer-1', 'view'), viewers.register('viewer-2', 'panel')];
+  const before = fs.statSync(lease.path);
+  const bytes = fs.readFileSync(lease.path);
+
+  const screens = listScreens(sources);
+  assert.deepEqual(
+    screens.map((s) => [s.key, s.marker.placement.backend, s.holder, s.viewers, s.workspace?.name]),
+    [
+      ['ba9876543210', 'ssh', 'agent', 0, undefined],
+      ['0123456789ab', 'docker', 'human', 2, 'project-a'],
+    ],
+  );
+  assert.equal(screens[1].workspace?.uri, 'file:///home/u/project-a');
+  const after = fs.statSync(lease.path);
+  assert.equal(after.mtimeMs, before.mtimeMs, 'the lease file is not written');
+  assert.deepEqual(fs.readFileSync(lease.path), bytes);
+  assert.ok(!fs.existsSync(lease.lockPath), 'nor locked');
+  assert.ok(!fs.existsSync(path.join(leasesDir, 'lease-ba9876543210.json')), "a screen nobody took control of gets no lease file from being listed");
+  for (const record of records) record.dispose();
+  assert.equal(fs.statSync(path.join(root, 'workspaces', '0123456789ab.json')).mode & 0o777, 0o600);
+});
+
+test('a workspace record that is not one names nothing', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-workspaces-'));
+  const records = new WorkspaceRecords(dir);
+  for (const [key, text] of [
+    ['aaaaaaaaaaaa', 'not json'],
+    ['bbbbbbbbbbbb', JSON.stringify({ name: 'x', uri: '/no/scheme' })],
+    ['cccccccccccc', JSON.stringify({ name: 'x'.repeat(201), uri: 'file:///x' })],
+  ]) {
+    fs.writeFileSync(path.join(dir, `${key}.json`), text);
+    assert.equal(records.read(key), undefined, text);
+  }
+  assert.equal(records.read('dddddddddddd'), undefined);
+  records.write('eeeeeeeeeeee', { name: 'ok', uri: 'vscode-remote://ssh-remote+box/home/u/p' });
+  assert.deepEqual(records.read('eeeeeeeeeeee'), { name: 'ok', uri: 'vscode-remote://ssh-remote+box/home/u/p' });
+});
