@@ -57,7 +57,9 @@ export class ViewerClipboard {
   stateChanged(holdsControl: boolean): void {
     const policy = clipboardPolicy();
     const shared = holdsControl && (policy.toScreen || policy.fromScreen);
-    const label = !shared
+    // The label is sent without control too: the view keeps the button's room, so taking or
+    // handing back control never rewraps its control bar (webview/stableLayout.ts).
+    const label = !policy.toScreen && !policy.fromScreen
       ? ''
       : policy.toScreen && policy.fromScreen
         ? vscode.l10n.t('Clipboard shared')
@@ -65,7 +67,7 @@ export class ViewerClipboard {
           ? vscode.l10n.t('Clipboard shared: to the screen')
           : vscode.l10n.t('Clipboard shared: from the screen');
     const title = policy.toScreen ? vscode.l10n.t('Send the VS Code clipboard to the screen now') : label;
-    this.post({ type: 'clipboard', label, title, fromScreen: shared && policy.fromScreen });
+    this.post({ type: 'clipboard', label, title, shared, fromScreen: shared && policy.fromScreen });
     if (!holdsControl) {
       // The gate withdrew what this viewer announced: the next take-over sends it again.
       this.lastMoved = undefined;

@@ -122,7 +122,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       inControl = message.mine;
       stats.setInControl(message.mine);
       controlText.textContent = message.label;
+      controlText.title = message.label; // the bar shows one line of it (media/screen.css)
       controlButton.textContent = (message.mine ? strings?.handBack : strings?.takeControl) ?? '';
+      // The other label keeps its room in the button, so the button's width never changes.
+      controlButton.dataset.other = (message.mine ? strings?.takeControl : strings?.handBack) ?? '';
       controlButton.dataset.action = message.mine ? 'handBack' : 'takeControl';
       controlBar.dataset.mine = String(message.mine);
       a11y.setControl(message.label, message.mine);
