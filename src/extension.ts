@@ -12,6 +12,7 @@ import { screenCommands } from './commands/screen';
 import { screenshotCommands } from './commands/screenshot';
 import { registerCommands } from './commands/table';
 import { terminalCommands } from './commands/terminal';
+import { viewModeCommands } from './commands/viewMode';
 import { walkthroughCommands } from './commands/walkthrough';
 import { Ctx } from './ctx';
 import { migrateRetiredImage, userSetting } from './settings';
@@ -32,6 +33,7 @@ export function activate(context: vscode.ExtensionContext): void {
     externalViewerCommands,
     browserCommands,
     walkthroughCommands,
+    viewModeCommands,
   ]);
   registerAgentTools(current);
   if (!vscode.workspace.isTrusted) {

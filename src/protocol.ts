@@ -122,6 +122,8 @@ export type HostToWebview =
   | { readonly type: 'control'; readonly label: string; readonly mine: boolean }
   /** The view mode setting and the labels of the view's screen options (after hello, and on change). */
   | { readonly type: 'options'; readonly viewMode: ViewMode; readonly strings: ScreenOptionStrings }
+  /** A view mode picked in the view's title toolbar (src/commands/viewMode.ts), as if by its button. */
+  | { readonly type: 'viewMode'; readonly mode: ViewMode }
   /** The relay ended; `reason` is shown to the user. */
   | { readonly type: 'closed'; readonly reason: string }
   /**

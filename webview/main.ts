@@ -118,6 +118,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       sendKeys.setStrings(message.strings);
       viewMode.setDefault(message.viewMode);
       break;
+    case 'viewMode':
+      viewMode.pick(message.mode);
+      break;
     case 'control':
       inControl = message.mine;
       stats.setInControl(message.mine);
