@@ -8,6 +8,7 @@
  * never cut or mangled.
  */
 import * as vscode from 'vscode';
+import { toScreenVerdict } from './core/clipboardText';
 import type { Logger } from './core/logger';
 import { DEFAULT_MAX_CLIPBOARD, type ClipboardPolicy, type RfbInputGate } from './core/rfbInputGate';
 import type { HostToWebview } from './protocol';
@@ -29,11 +30,6 @@ const POLICIES: Readonly<Record<string, ClipboardPolicy>> = {
  */
 export function clipboardPolicy(): ClipboardPolicy {
   return POLICIES[String(userSetting<string>('clipboard') ?? 'both')] ?? POLICIES.off;
-}
-
-/** Whether a server without the extended clipboard can take the text (legacy cut text is Latin-1). */
-function latin1Only(text: string): boolean {
-  return /^[\u0000-\u00ff]*$/u.test(text);
 }
 
 function kib(bytes: number): string {
@@ -94,21 +90,20 @@ export class ViewerClipboard {
     if (text === '' || (!force && text === this.lastMoved)) {
       return;
     }
-    const gate = this.gate(); // the read awaited: ask again, with the size
+    // The read awaited: ask the gate again, now with the text.
     const bytes = Buffer.byteLength(text, 'utf8');
-    if (!gate?.allowsClipboard('toScreen')) {
-      return;
-    }
-    if (!gate.allowsClipboard('toScreen', bytes)) {
-      this.refuse(text, force, vscode.l10n.t(
-        'The VS Code clipboard holds {0} KiB of text, more than the {1} KiB the screen takes: it was not sent to the screen.',
-        kib(bytes), kib(DEFAULT_MAX_CLIPBOARD)));
-      return;
-    }
-    if (!gate.extendedClipboard && !latin1Only(text)) {
-      this.refuse(text, force, vscode.l10n.t(
-        "The screen's VNC server has no extended (UTF-8) clipboard, so only Latin-1 text can go to it: the VS Code clipboard was not sent. TigerVNC 1.10 or later has it."));
-      return;
+    switch (toScreenVerdict(this.gate(), text)) {
+      case 'notAllowed':
+        return;
+      case 'tooLarge':
+        this.refuse(text, force, vscode.l10n.t(
+          'The VS Code clipboard holds {0} KiB of text, more than the {1} KiB the screen takes: it was not sent to the screen.',
+          kib(bytes), kib(DEFAULT_MAX_CLIPBOARD)));
+        return;
+      case 'notLatin1':
+        this.refuse(text, force, vscode.l10n.t(
+          "The screen's VNC server has no extended (UTF-8) clipboard, so only Latin-1 text can go to it: the VS Code clipboard was not sent. TigerVNC 1.10 or later has it."));
+        return;
     }
     this.lastMoved = text;
     this.post({ type: 'clipboardToScreen', text });
