@@ -27,9 +27,11 @@ export class StableLayout {
     // button is down over the canvas noVNC lays a page-wide capture element over everything
     // (its setCapture emulation), and the stage's own enter and leave events would say the
     // pointer left while it rests on the canvas. Capture phase: noVNC stops the canvas's events.
+    // What belongs to the chrome but reaches over the stage (the Send keys menu) is not the stage.
     const track = (event: PointerEvent): void => {
       const box = stage.getBoundingClientRect();
-      this.over = event.clientX >= box.left && event.clientX < box.right && event.clientY >= box.top && event.clientY < box.bottom;
+      const inChrome = event.target instanceof Node && chrome.contains(event.target);
+      this.over = !inChrome && event.clientX >= box.left && event.clientX < box.right && event.clientY >= box.top && event.clientY < box.bottom;
       if (this.over) {
         this.hold();
       } else {

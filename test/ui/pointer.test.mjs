@@ -133,10 +133,13 @@ test('the first click after Take control lands where it was aimed, in the view a
     await controlChangesKeepCanvas(page, view, box, 'Screen view');
 
     // The editor panel, alone on the page: the same first click.
+    // The panel's document loads and takes the focus first: a palette opened meanwhile closes again.
     await runCommand(page, TITLES.openInEditor);
-    await runCommand(page, 'View: Close Primary Side Bar');
     const panel = await viewerFrame(page, 'panel');
     await waitForDesktop(panel);
+    await runCommand(page, 'View: Close Primary Side Bar');
+    await waitForDesktop(panel);
+    await sleep(1_000); // the panel took the width the side bar gave up
     const panelBox = await firstClickLands(page, panel, container, 'editor panel');
     await screenshot(page, 'ui-pointer-first-click-panel');
     await controlChangesKeepCanvas(page, panel, panelBox, 'editor panel');

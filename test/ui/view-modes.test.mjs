@@ -60,7 +60,12 @@ async function pickFromToolbar(page, where, id) {
   await menu.waitFor({ timeout: 10_000 });
   const items = (await menu.locator('.action-item .action-label:not(.separator)').allTextContents()).map((l) => l.trim()).filter(Boolean);
   assert.deepEqual(items, ['viewModeFit', 'viewModeActual', 'viewModeResize'].map((c) => commandLabel(c)), 'the View Mode menu lists the three modes');
-  await menu.locator('.action-item .action-label', { hasText: commandLabel(id) }).first().click();
+  // The pointer picks the item (VS Code's menu takes no click that comes as fast as Playwright's
+  // right after it opened), Enter runs it.
+  const item = menu.locator('.action-item', { has: page.locator('.action-label', { hasText: commandLabel(id) }) }).first();
+  await item.hover();
+  await sleep(300);
+  await page.keyboard.press('Enter');
   await menu.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
