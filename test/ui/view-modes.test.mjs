@@ -42,6 +42,7 @@ function drawn(frame) {
       pixels: { width: canvas.width, height: canvas.height },
       shown: { width: c.width, height: c.height },
       view: { width: b.width, height: b.height },
+      page: document.documentElement.clientWidth,
       scrolls: box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight,
     };
   });
@@ -99,7 +100,9 @@ test('Fit, 1:1 and Resize draw at their size; Resize changes the screen only wit
     assert.equal(d.mode, 'fit');
     assert.deepEqual(d.pixels, { width: WIDTH, height: HEIGHT });
     assert.ok(d.view.width < WIDTH, `the side bar view (${d.view.width} px) is narrower than the screen, so Fit scales`);
+    assert.ok(near(d.view.width, d.page), `the view spans the webview's width, not the canvas's: ${JSON.stringify(d)}`);
     assert.ok(near(d.shown.width, d.view.width) || near(d.shown.height, d.view.height), `Fit fills one side: ${JSON.stringify(d)}`);
+    assert.ok(d.shown.width <= d.view.width + 1 && d.shown.height <= d.view.height + 1, `Fit shows the whole screen inside the view: ${JSON.stringify(d)}`);
     assert.ok(near(d.shown.width / d.shown.height, WIDTH / HEIGHT, 0.01), `Fit keeps the aspect: ${JSON.stringify(d)}`);
     assert.equal(d.scrolls, false);
     assert.equal(await mode('fit').getAttribute('aria-pressed'), 'true');
@@ -119,6 +122,7 @@ test('Fit, 1:1 and Resize draw at their size; Resize changes the screen only wit
     await mode('fit').click();
     d = await waitFor(async () => { const x = await drawn(frame); return x.mode === 'fit' && x.shown.width < WIDTH ? x : undefined; }, 5_000, 100, 'Fit again');
     assert.ok(near(d.shown.width, d.view.width) || near(d.shown.height, d.view.height), `Fit fills one side: ${JSON.stringify(d)}`);
+    assert.ok(d.shown.width <= d.view.width + 1 && d.shown.height <= d.view.height + 1, `Fit shows the whole screen inside the view: ${JSON.stringify(d)}`);
 
     // Resize without control: nothing reaches the screen, the view fits.
     await pickFromToolbar(page, 'view', 'viewModeResize');
