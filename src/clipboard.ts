@@ -8,6 +8,7 @@
  * never cut or mangled.
  */
 import * as vscode from 'vscode';
+import { toScreenVerdict } from './core/clipboardText';
 import type { Logger } from './core/logger';
 import { DEFAULT_MAX_CLIPBOARD, type ClipboardPolicy, type RfbInputGate } from './core/rfbInputGate';
 import type { HostToWebview } from './protocol';
@@ -31,11 +32,6 @@ export function clipboardPolicy(): ClipboardPolicy {
   return POLICIES[String(userSetting<string>('clipboard') ?? 'both')] ?? POLICIES.off;
 }
 
-/** Whether a server without the extended clipboard can take the text (legacy cut text is Latin-1). */
-function latin1Only(text: string): boolean {
-  return /^[\u0000-\u00ff]*$/u.test(text);
-}
-
 function kib(bytes: number): string {
   return String(Math.ceil(bytes / 1024));
 }
@@ -57,7 +53,9 @@ export class ViewerClipboard {
   stateChanged(holdsControl: boolean): void {
     const policy = clipboardPolicy();
     const shared = holdsControl && (policy.toScreen || policy.fromScreen);
-    const label = !shared
+    // The label is sent without control too: the view keeps the button's room, so taking or
+    // handing back control never rewraps its control bar (webview/stableLayout.ts).
+    const label = !policy.toScreen && !policy.fromScreen
       ? ''
       : policy.toScreen && policy.fromScreen
         ? vscode.l10n.t('Clipboard shared')
@@ -65,7 +63,7 @@ export class ViewerClipboard {
           ? vscode.l10n.t('Clipboard shared: to the screen')
           : vscode.l10n.t('Clipboard shared: from the screen');
     const title = policy.toScreen ? vscode.l10n.t('Send the VS Code clipboard to the screen now') : label;
-    this.post({ type: 'clipboard', label, title, fromScreen: shared && policy.fromScreen });
+    this.post({ type: 'clipboard', label, title, shared, fromScreen: shared && policy.fromScreen });
     if (!holdsControl) {
       // The gate withdrew what this viewer announced: the next take-over sends it again.
       this.lastMoved = undefined;
@@ -92,21 +90,20 @@ export class ViewerClipboard {
     if (text === '' || (!force && text === this.lastMoved)) {
       return;
     }
-    const gate = this.gate(); // the read awaited: ask again, with the size
+    // The read awaited: ask the gate again, now with the text.
     const bytes = Buffer.byteLength(text, 'utf8');
-    if (!gate?.allowsClipboard('toScreen')) {
-      return;
-    }
-    if (!gate.allowsClipboard('toScreen', bytes)) {
-      this.refuse(text, force, vscode.l10n.t(
-        'The VS Code clipboard holds {0} KiB of text, more than the {1} KiB the screen takes: it was not sent to the screen.',
-        kib(bytes), kib(DEFAULT_MAX_CLIPBOARD)));
-      return;
-    }
-    if (!gate.extendedClipboard && !latin1Only(text)) {
-      this.refuse(text, force, vscode.l10n.t(
-        "The screen's VNC server has no extended (UTF-8) clipboard, so only Latin-1 text can go to it: the VS Code clipboard was not sent. TigerVNC 1.10 or later has it."));
-      return;
+    switch (toScreenVerdict(this.gate(), text)) {
+      case 'notAllowed':
+        return;
+      case 'tooLarge':
+        this.refuse(text, force, vscode.l10n.t(
+          'The VS Code clipboard holds {0} KiB of text, more than the {1} KiB the screen takes: it was not sent to the screen.',
+          kib(bytes), kib(DEFAULT_MAX_CLIPBOARD)));
+        return;
+      case 'notLatin1':
+        this.refuse(text, force, vscode.l10n.t(
+          "The screen's VNC server has no extended (UTF-8) clipboard, so only Latin-1 text can go to it: the VS Code clipboard was not sent. TigerVNC 1.10 or later has it."));
+        return;
     }
     this.lastMoved = text;
     this.post({ type: 'clipboardToScreen', text });

@@ -12,6 +12,7 @@ import { screenCommands } from './commands/screen';
 import { screenshotCommands } from './commands/screenshot';
 import { registerCommands } from './commands/table';
 import { terminalCommands } from './commands/terminal';
+import { viewModeCommands } from './commands/viewMode';
 import { walkthroughCommands } from './commands/walkthrough';
 import { Ctx } from './ctx';
 import { migrateRetiredImage, userSetting } from './settings';
@@ -33,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): void {
     externalViewerCommands,
     browserCommands,
     walkthroughCommands,
+    viewModeCommands,
   ]);
   registerAgentTools(current);
   current.register(new ScreensOverview(current));

@@ -122,10 +122,15 @@ export type HostToWebview =
   | { readonly type: 'control'; readonly label: string; readonly mine: boolean }
   /** The view mode setting and the labels of the view's screen options (after hello, and on change). */
   | { readonly type: 'options'; readonly viewMode: ViewMode; readonly strings: ScreenOptionStrings }
+  /** A view mode picked in the view's title toolbar (src/commands/viewMode.ts), as if by its button. */
+  | { readonly type: 'viewMode'; readonly mode: ViewMode }
   /** The relay ended; `reason` is shown to the user. */
   | { readonly type: 'closed'; readonly reason: string }
-  /** The clipboard's state (src/clipboard.ts): `label` shown while shared ('' hides it); forward the screen's copies only with `fromScreen`. */
-  | { readonly type: 'clipboard'; readonly label: string; readonly title: string; readonly fromScreen: boolean }
+  /**
+   * The clipboard's state (src/clipboard.ts): `label` is what the sharing button says ('' when the
+   * setting shares nothing), shown while `shared`; forward the screen's copies only with `fromScreen`.
+   */
+  | { readonly type: 'clipboard'; readonly label: string; readonly title: string; readonly shared: boolean; readonly fromScreen: boolean }
   /** The VS Code clipboard, for noVNC to offer to the screen. */
   | { readonly type: 'clipboardToScreen'; readonly text: string }
   /** Whether the viewer is on screen: hidden, the host holds the bytes back, so silence means nothing. */

@@ -106,6 +106,11 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
     return this.sidebarVisible && this.sidebar ? this.sidebar : (this.panel?.screen ?? this.sidebar);
   }
 
+  /** The side bar's viewer or the editor panel's: the one whose title toolbar a command came from. */
+  viewerIn(where: 'view' | 'panel'): ScreenWebview | undefined {
+    return where === 'view' ? this.sidebar : this.panel?.screen;
+  }
+
   /** Every open viewer (to hand back from the palette whichever of ours holds control). */
   viewers(): ScreenWebview[] {
     return [this.sidebar, this.panel?.screen].filter((v): v is ScreenWebview => v !== undefined);

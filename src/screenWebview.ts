@@ -15,7 +15,7 @@ import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
 import { controlLabel, problemMessage, statusWords, viewersLabel, viewStrings } from './messages';
-import type { HostToWebview, ViewAction, WebviewToHost } from './protocol';
+import type { HostToWebview, ViewAction, ViewMode, WebviewToHost } from './protocol';
 import { affectsScreenOptions, keyboardGateOptions, screenOptionsMessage } from './screenOptions';
 import { statusView } from './statusView';
 import type { ViewerCount } from './viewerCount';
@@ -119,6 +119,11 @@ export class ScreenWebview extends Disposable {
   /** Takes control for this viewer (a person acts; the agent's tools are refused). */
   takeControl(): void {
     this.control.take(this.viewerId);
+  }
+
+  /** A view mode picked in this viewer's title toolbar; the view's own buttons follow it. */
+  setViewMode(mode: ViewMode): void {
+    this.post({ type: 'viewMode', mode });
   }
 
   /** True when this viewer holds control. */

@@ -45,14 +45,16 @@ export class ClipboardBridge {
       this.fromScreen = message.fromScreen;
       this.button.textContent = message.label;
       this.button.title = message.title;
+      // Not shared: invisible but in its place, so a control change moves nothing (media/screen.css).
       this.button.hidden = message.label === '';
+      this.button.dataset.shared = String(message.shared);
     } else if (this.session && !this.session.viewOnly) {
       this.session.clipboardPasteFrom(message.text);
     }
   }
 
   private sync(): void {
-    if (!this.button.hidden) {
+    if (!this.button.hidden && this.button.dataset.shared === 'true') {
       this.post({ type: 'clipboardSync', force: false });
     }
   }

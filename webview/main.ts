@@ -118,11 +118,17 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       sendKeys.setStrings(message.strings);
       viewMode.setDefault(message.viewMode);
       break;
+    case 'viewMode':
+      viewMode.pick(message.mode);
+      break;
     case 'control':
       inControl = message.mine;
       stats.setInControl(message.mine);
       controlText.textContent = message.label;
+      controlText.title = message.label; // the bar shows one line of it (media/screen.css)
       controlButton.textContent = (message.mine ? strings?.handBack : strings?.takeControl) ?? '';
+      // The other label keeps its room in the button, so the button's width never changes.
+      controlButton.dataset.other = (message.mine ? strings?.takeControl : strings?.handBack) ?? '';
       controlButton.dataset.action = message.mine ? 'handBack' : 'takeControl';
       controlBar.dataset.mine = String(message.mine);
       a11y.setControl(message.label, message.mine);

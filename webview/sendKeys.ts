@@ -40,6 +40,9 @@ export function sendChord(rfb: RFB, keys: readonly Key[]): void {
   }
 }
 
+/** The least room between the menu and the view's edges. */
+const EDGE_PX = 4;
+
 export class SendKeysMenu {
   private readonly button = document.createElement('button');
   private readonly menu = document.createElement('div');
@@ -80,6 +83,7 @@ export class SendKeysMenu {
     this.button.addEventListener('mousedown', (event) => event.preventDefault());
     this.button.addEventListener('click', () => (this.menu.hidden ? this.open() : this.close()));
     this.menu.addEventListener('keydown', (event) => this.onMenuKey(event));
+    window.addEventListener('resize', () => this.close()); // its place was worked out for the old size
     document.addEventListener('mousedown', (event) => {
       if (!wrap.contains(event.target as Node)) {
         this.close();
@@ -116,10 +120,24 @@ export class SendKeysMenu {
       return;
     }
     this.menu.hidden = false;
+    this.place();
     this.button.setAttribute('aria-expanded', 'true');
     if (document.activeElement === this.button) {
       this.menu.querySelector<HTMLButtonElement>('[role="menuitem"]')?.focus(); // opened from the keyboard
     }
+  }
+
+  /**
+   * Under its button, right-aligned with it and kept inside the view. Fixed, not absolute: the
+   * chrome the menu drops from clips what leaves it while its height is held under a resting
+   * pointer (webview/stableLayout.ts), and the menu reaches down over the screen.
+   */
+  private place(): void {
+    const button = this.button.getBoundingClientRect();
+    const width = this.menu.offsetWidth;
+    const room = document.documentElement.clientWidth - width - EDGE_PX;
+    this.menu.style.top = `${button.bottom}px`;
+    this.menu.style.left = `${Math.max(EDGE_PX, Math.min(button.right - width, room))}px`;
   }
 
   private close(): void {

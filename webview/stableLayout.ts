@@ -1,11 +1,13 @@
 // Keeps the screen's canvas still under the pointer. noVNC turns a pointer event into screen
 // coordinates from the canvas's position at that moment, so anything that moves the canvas
 // between the press and the position read (the keyboard bar appearing as the click focuses the
-// canvas) makes the click land elsewhere on the screen. Two rules: the keyboard bar floats over
-// the stage and takes no layout space, and the chrome above the stage (header, actions, detail,
-// control bar) keeps its height while the pointer is over the live canvas's stage or a button
-// pressed there is still down; a change in between shows once the pointer has left, or at once
-// when the session ends.
+// canvas) makes the click land elsewhere on the screen. Three rules: the keyboard bar floats over
+// the stage and takes no layout space; the control bar's height does not depend on who holds
+// control (media/screen.css: its texts keep one line, its buttons keep their widths), so a
+// control change never moves the canvas; and the rest of the chrome above the stage (header,
+// actions, detail) keeps its height while the pointer is over the live canvas's stage or a
+// button pressed there is still down; a change in between shows once the pointer has left, or
+// at once when the session ends.
 
 /** Room between the canvas and the keyboard bar, and between the bar and the stage's edge. */
 const GAP_PX = 6;
@@ -21,15 +23,30 @@ export class StableLayout {
     private readonly stage: HTMLElement,
     private readonly keyboardBar: HTMLElement,
   ) {
-    stage.addEventListener('pointerenter', () => {
-      this.over = true;
-      this.hold();
-    });
-    stage.addEventListener('pointerleave', () => {
-      this.over = false;
-      this.release();
-    });
-    // Capture phase: noVNC stops the canvas's events from bubbling.
+    // Where the pointer is, by its coordinates rather than by the element under it: while a
+    // button is down over the canvas noVNC lays a page-wide capture element over everything
+    // (its setCapture emulation), and the stage's own enter and leave events would say the
+    // pointer left while it rests on the canvas. Capture phase: noVNC stops the canvas's events.
+    // What belongs to the chrome but reaches over the stage (the Send keys menu) is not the stage.
+    const track = (event: PointerEvent): void => {
+      const box = stage.getBoundingClientRect();
+      const inChrome = event.target instanceof Node && chrome.contains(event.target);
+      this.over = !inChrome && event.clientX >= box.left && event.clientX < box.right && event.clientY >= box.top && event.clientY < box.bottom;
+      if (this.over) {
+        this.hold();
+      } else {
+        this.release();
+      }
+    };
+    window.addEventListener('pointermove', track, true);
+    window.addEventListener('pointerover', track, true);
+    // No related target: the pointer left the page (the webview's frame) altogether.
+    window.addEventListener('pointerout', (event) => {
+      if (event.relatedTarget === null) {
+        this.over = false;
+        this.release();
+      }
+    }, true);
     window.addEventListener('pointerdown', (event) => {
       if (event.target instanceof Node && stage.contains(event.target)) {
         this.pressed = true;

@@ -1,5 +1,7 @@
 // The view mode of one Screen viewer — Fit, 1:1, or Resize the screen to the view — as three
-// toggle buttons in the control bar, and what each mode sets on the noVNC session.
+// toggle buttons in the control bar, and what each mode sets on the noVNC session. The view's
+// title toolbar offers the same modes (src/commands/viewMode.ts); a pick there arrives as `pick`
+// and these buttons show it, so both always agree.
 import type RFB from '@novnc/novnc';
 import type { ScreenOptionStrings, ViewMode } from '../src/protocol';
 
@@ -33,10 +35,7 @@ export class ViewModeControl {
       button.className = 'icon view-mode';
       button.dataset.mode = mode;
       button.setAttribute('aria-pressed', 'false');
-      button.addEventListener('click', () => {
-        this.picked = true;
-        this.set(mode);
-      });
+      button.addEventListener('click', () => this.pick(mode));
       this.buttons.set(mode, button);
       group.append(button);
     }
@@ -63,6 +62,12 @@ export class ViewModeControl {
     if (!this.picked) {
       this.set(mode);
     }
+  }
+
+  /** A mode the person picked, here or in the view's title toolbar: it holds over the setting. */
+  pick(mode: ViewMode): void {
+    this.picked = true;
+    this.set(mode);
   }
 
   /** Call after noVNC's viewOnly was updated: a resize is only requested with control. */

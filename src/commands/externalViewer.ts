@@ -66,6 +66,11 @@ class ExternalViewerPort extends Disposable {
     this.register(ctx.controller.onStatus((status) => status.state !== 'running' && void this.close()));
     // Keys and buttons an external viewer held are released as soon as it no longer holds control.
     this.register(ctx.control.onDidChange(() => this.listener?.releaseHeld()));
+    // The palette's Hand Back is this window's to offer while its external viewer holds control
+    // too (package.json: commandPalette), not only while one of its webviews does.
+    this.register(
+      ctx.control.onDidChange(() => void vscode.commands.executeCommand('setContext', 'botScreen.externalViewerHasControl', externalViewerHolds(ctx))),
+    );
     this.register(toDisposable(() => void this.close()));
   }
 

@@ -1,7 +1,9 @@
 // The pointer lands where the person clicked, in a real VS Code on a real sandbox desktop: the
 // very first click after Take control (the one that focuses the canvas and shows the keyboard
 // bar) is aimed at a point of the screen, and `xdotool getmouselocation` in the sandbox says where
-// the press arrived, in the side bar's view and in the editor panel.
+// the press arrived, in the side bar's view and in the editor panel. Control changes while the
+// pointer rests on the canvas (Hand back, Take control) must not move it, nor may the pointer
+// leaving afterwards: the view's layout does not depend on who holds control.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
@@ -91,25 +93,57 @@ async function firstClickLands(page, frame, container, what) {
   return after;
 }
 
+/**
+ * With the pointer resting on the canvas (where the first click left it), hands control back and
+ * takes it again with the control button's own click (as a keyboard user's Enter would do;
+ * test/ui/a11y.test.mjs drives the keys): the control bar says something else each time, and the
+ * canvas stays where it is. Then the pointer leaves the screen, and the canvas still stays: no
+ * hold released now, the layout is the same whoever holds control. Ends with the agent in control
+ * and the keys back to VS Code, so the palette opens.
+ */
+async function controlChangesKeepCanvas(page, frame, box, what) {
+  const canvas = frame.locator('#screen canvas').first();
+  const text = () => frame.locator('#control-text').textContent();
+  const toggle = async (mine) => {
+    const said = await text();
+    await frame.evaluate(() => document.getElementById('control-button').click());
+    await waitFor(async () => (await screenStats(frame)).inControl === mine, 15_000, 100, `${what}: control ${mine ? 'to this view' : 'back to the agent'}`);
+    await waitFor(async () => (await text()) !== said, 5_000, 100, `${what}: the control bar to say who holds control now`);
+    await sleep(500); // any layout the change brings has happened
+    const now = await canvas.boundingBox();
+    console.log(`# ${what}: ${mine ? 'Take control' : 'Hand back'} with the pointer resting: canvas ${JSON.stringify(box)} -> ${JSON.stringify(now)}`);
+    assert.deepEqual(now, box, `${what}: ${mine ? 'taking' : 'handing back'} control moved the canvas under the resting pointer`);
+  };
+  await toggle(false);
+  await toggle(true);
+  await toggle(false);
+  await page.mouse.move(box.x + box.width / 2, 5);
+  await sleep(1_000);
+  const left = await canvas.boundingBox();
+  console.log(`# ${what}: the pointer left the screen: canvas ${JSON.stringify(left)}`);
+  assert.deepEqual(left, box, `${what}: the canvas moved once the pointer left (the layout depends on who holds control)`);
+  await frame.evaluate(() => document.activeElement?.blur());
+}
+
 test('the first click after Take control lands where it was aimed, in the view and in the panel', { timeout: 480_000 }, async () => {
   await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
     const view = await startDesktop(page);
     const [container] = containersOf(server.workspace);
 
-    await firstClickLands(page, view, container, 'Screen view');
+    const box = await firstClickLands(page, view, container, 'Screen view');
     await screenshot(page, 'ui-pointer-first-click-view');
-
-    // Control back to the agent, and the keys back to VS Code, so the palette opens.
-    await view.evaluate(() => document.getElementById('control-button').click());
-    await waitFor(async () => !(await screenStats(view)).inControl, 15_000, 100, 'control to go back to the agent');
-    await view.evaluate(() => document.activeElement?.blur());
+    await controlChangesKeepCanvas(page, view, box, 'Screen view');
 
     // The editor panel, alone on the page: the same first click.
+    // The panel's document loads and takes the focus first: a palette opened meanwhile closes again.
     await runCommand(page, TITLES.openInEditor);
-    await runCommand(page, 'View: Close Primary Side Bar');
     const panel = await viewerFrame(page, 'panel');
     await waitForDesktop(panel);
-    await firstClickLands(page, panel, container, 'editor panel');
+    await runCommand(page, 'View: Close Primary Side Bar');
+    await waitForDesktop(panel);
+    await sleep(1_000); // the panel took the width the side bar gave up
+    const panelBox = await firstClickLands(page, panel, container, 'editor panel');
     await screenshot(page, 'ui-pointer-first-click-panel');
+    await controlChangesKeepCanvas(page, panel, panelBox, 'editor panel');
   }, { failureShot: 'ui-pointer-failed' });
 });

@@ -1,5 +1,7 @@
 // The Screen view's modes and keys in a real VS Code with the real sandbox desktop: Fit, 1:1 and
-// Resize draw the screen at the size each promises (canvas against the screen and the view);
+// Resize, picked from the view's title toolbar ("View Mode") and from the view's own buttons,
+// which show the toolbar's pick, draw the screen at the size each promises (canvas against the
+// screen and the view), and so does 1:1 picked in the editor panel's title toolbar;
 // Resize under control changes the X screen's size inside the sandbox (xdpyinfo), never without
 // control, and hand back restores the started geometry. The Send keys menu presses real chords
 // only with control, and a German keyboard's z, ü and AltGr+Q (@) arrive in a terminal on the
@@ -10,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, REPO_ROOT, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
-import { TITLES, containersOf, screenFrame, screenStats, withWindow } from './botscreen.mjs';
+import { TITLES, commandLabel, containersOf, screenFrame, screenStats, withWindow } from './botscreen.mjs';
 
 const WIDTH = 1280;
 const HEIGHT = 800;
@@ -40,12 +42,33 @@ function drawn(frame) {
       pixels: { width: canvas.width, height: canvas.height },
       shown: { width: c.width, height: c.height },
       view: { width: b.width, height: b.height },
+      page: document.documentElement.clientWidth,
       scrolls: box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight,
     };
   });
 }
 
 const near = (a, b, tolerance = 1) => Math.abs(a - b) <= tolerance;
+
+/**
+ * Picks a view mode from a title toolbar's "View Mode" button, as a person would: the button
+ * (the side bar's Screen view, or the active editor group's, where the panel is), then the item.
+ */
+async function pickFromToolbar(page, where, id) {
+  const bar = where === 'view' ? '.part.sidebar .title-actions' : '.part.editor .editor-group-container.active .editor-actions';
+  await page.locator(`${bar} .action-label.codicon-screen-full`).first().click();
+  const menu = page.locator('.monaco-menu-container .monaco-menu .actions-container').first();
+  await menu.waitFor({ timeout: 10_000 });
+  const items = (await menu.locator('.action-item .action-label:not(.separator)').allTextContents()).map((l) => l.trim()).filter(Boolean);
+  assert.deepEqual(items, ['viewModeFit', 'viewModeActual', 'viewModeResize'].map((c) => commandLabel(c)), 'the View Mode menu lists the three modes');
+  // The pointer picks the item (VS Code's menu takes no click that comes as fast as Playwright's
+  // right after it opened), Enter runs it.
+  const item = menu.locator('.action-item', { has: page.locator('.action-label', { hasText: commandLabel(id) }) }).first();
+  await item.hover();
+  await sleep(300);
+  await page.keyboard.press('Enter');
+  await menu.waitFor({ state: 'hidden', timeout: 10_000 });
+}
 
 /**
  * Starts the screen and waits for its desktop. On a machine loaded by other test runs the
@@ -77,21 +100,32 @@ test('Fit, 1:1 and Resize draw at their size; Resize changes the screen only wit
     assert.equal(d.mode, 'fit');
     assert.deepEqual(d.pixels, { width: WIDTH, height: HEIGHT });
     assert.ok(d.view.width < WIDTH, `the side bar view (${d.view.width} px) is narrower than the screen, so Fit scales`);
+    assert.ok(near(d.view.width, d.page), `the view spans the webview's width, not the canvas's: ${JSON.stringify(d)}`);
     assert.ok(near(d.shown.width, d.view.width) || near(d.shown.height, d.view.height), `Fit fills one side: ${JSON.stringify(d)}`);
+    assert.ok(d.shown.width <= d.view.width + 1 && d.shown.height <= d.view.height + 1, `Fit shows the whole screen inside the view: ${JSON.stringify(d)}`);
     assert.ok(near(d.shown.width / d.shown.height, WIDTH / HEIGHT, 0.01), `Fit keeps the aspect: ${JSON.stringify(d)}`);
     assert.equal(d.scrolls, false);
     assert.equal(await mode('fit').getAttribute('aria-pressed'), 'true');
 
-    // 1:1: one screen pixel per CSS pixel, with scrollbars in a view smaller than the screen.
-    await mode('actual').click();
+    // 1:1 from the title toolbar: one screen pixel per CSS pixel, with scrollbars in a view
+    // smaller than the screen; the view's own buttons show the pick.
+    await pickFromToolbar(page, 'view', 'viewModeActual');
     await waitFor(async () => (await drawn(frame)).mode === 'actual', 5_000, 100, '1:1');
+    assert.equal(await mode('actual').getAttribute('aria-pressed'), 'true', 'the view\'s 1:1 button shows the toolbar\'s pick');
+    assert.equal(await mode('fit').getAttribute('aria-pressed'), 'false');
     d = await waitFor(async () => { const x = await drawn(frame); return near(x.shown.width, WIDTH) ? x : undefined; }, 5_000, 100, 'the canvas at 1:1');
     assert.ok(near(d.shown.height, HEIGHT), JSON.stringify(d));
     assert.equal(d.scrolls, true, 'scrollbars reach the rest of the screen');
     await screenshot(page, 'ui-view-mode-actual');
 
+    // Fit from the view's own button, then Resize from the toolbar.
+    await mode('fit').click();
+    d = await waitFor(async () => { const x = await drawn(frame); return x.mode === 'fit' && x.shown.width < WIDTH ? x : undefined; }, 5_000, 100, 'Fit again');
+    assert.ok(near(d.shown.width, d.view.width) || near(d.shown.height, d.view.height), `Fit fills one side: ${JSON.stringify(d)}`);
+    assert.ok(d.shown.width <= d.view.width + 1 && d.shown.height <= d.view.height + 1, `Fit shows the whole screen inside the view: ${JSON.stringify(d)}`);
+
     // Resize without control: nothing reaches the screen, the view fits.
-    await mode('resize').click();
+    await pickFromToolbar(page, 'view', 'viewModeResize');
     await waitFor(async () => (await drawn(frame)).mode === 'fit', 5_000, 100, 'Resize without control to fit');
     await sleep(1_500);
     assert.deepEqual(xdpyinfoSize(container), { width: WIDTH, height: HEIGHT }, 'no resize without control');
@@ -126,6 +160,25 @@ test('Fit, 1:1 and Resize draw at their size; Resize changes the screen only wit
     d = await waitFor(async () => { const x = await drawn(frame); return x.pixels.width === WIDTH ? x : undefined; }, 10_000, 100, 'the canvas back at 1280x800');
     assert.equal(d.mode, 'fit');
     assert.deepEqual(d.pixels, { width: WIDTH, height: HEIGHT });
+
+    // The editor panel's title toolbar: 1:1 there draws the panel's canvas 1:1 (the side bar's
+    // view keeps its own mode).
+    await runCommand(page, TITLES.openInEditor);
+    const panel = await waitFor(async () => {
+      for (const f of page.frames()) {
+        if (f === frame || f.isDetached()) continue;
+        const live = await screenStats(f).then((s) => s?.connection === 'live').catch(() => false);
+        if (live && (await canvasColorCount(f, { minWidth: WIDTH }).catch(() => ({ colors: 0 }))).colors >= 10) return f;
+      }
+      return undefined;
+    }, 60_000, 250, 'the editor panel drawing the desktop');
+    assert.equal((await drawn(panel)).mode, 'fit');
+    await pickFromToolbar(page, 'panel', 'panelViewModeActual');
+    d = await waitFor(async () => { const x = await drawn(panel); return x.mode === 'actual' && near(x.shown.width, WIDTH) ? x : undefined; }, 5_000, 100, 'the panel at 1:1');
+    assert.ok(near(d.shown.height, HEIGHT), JSON.stringify(d));
+    assert.equal(await panel.locator('.view-mode[data-mode="actual"]').getAttribute('aria-pressed'), 'true');
+    assert.equal(await mode('resize').getAttribute('aria-pressed'), 'true', 'the side bar\'s view keeps its own mode');
+    await screenshot(page, 'ui-view-mode-panel-actual');
   }, { failureShot: 'ui-view-modes-failed' });
 });
 

@@ -1,8 +1,9 @@
 // Several viewers at once in a real VS Code on a real sandbox: the Screen view, the editor panel
 // and an external VNC client (a real RFB connection to the external-viewer port) watch together;
 // each webview shows how many viewers are connected and who holds control, and when control
-// moves between them (and back to the agent when the external holder disconnects) every webview
-// shows the new holder within 500 ms.
+// moves between them (and back to the agent when the external holder disconnects, or when the
+// palette's Hand Back, offered while the external viewer holds, is run) every webview shows the
+// new holder within 500 ms.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -175,6 +176,16 @@ test('the Screen view, an editor panel and an external viewer watch at once; eac
     assert.equal((await screenStats(panel)).inControl, false);
     assert.equal((await screenStats(view)).inControl, false);
     await screenshot(page, 'ui-viewers-external-holds');
+
+    // The palette's Hand Back is offered while this window's external viewer holds control, and
+    // gives control back to the agent.
+    await runCommand(page, TITLES.handBack);
+    times.handBack = await holders(leaseFile, [[panel, AGENT], [view, AGENT]], 'the palette\'s Hand Back to give control to the agent');
+
+    // The external viewer takes control once more.
+    const third = await externalPort(page);
+    await third.toast.getByRole('button', { name: TAKE_EXTERNAL }).click();
+    await holders(leaseFile, [[panel, OTHER], [view, OTHER]], 'the external viewer to hold control again');
 
     // The external viewer, holding control, disconnects: control goes back to the agent, everywhere.
     external.socket.destroy();

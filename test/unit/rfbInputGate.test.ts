@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
+import { toScreenVerdict } from '../../src/core/clipboardText';
 import { DEFAULT_MAX_CLIPBOARD, MAX_HELD_KEYS, RfbInputGate, type ClipboardPolicy, type RfbInputGateOptions } from '../../src/core/rfbInputGate';
 
 // ---------------------------------------------------------------------------------------------
@@ -1054,4 +1055,42 @@ test('clipboard: the host\'s question honours the cap, the lease and the policy,
   assert.equal(throwing.allowsClipboard('fromScreen'), false);
   throwing.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
   assert.equal(bytesOf(throwing.push(novnc('extendedClipboardRequest', [E.text]))).length, 0);
+});
+
+test('clipboard to the screen: text the server cannot take is refused with its reason (the host words the note), and goes once it can', () => {
+  let inControl = true;
+  let policy: ClipboardPolicy = POLICIES.both;
+  const gate = new RfbInputGate(() => inControl, { clipboard: () => policy });
+  gate.push(Buffer.from('RFB 003.008\n\x01\x01', 'latin1'));
+  const utf8 = 'héllo 日本';
+
+  // No extended clipboard yet (no Caps passed): legacy cut text, Latin-1 only.
+  assert.equal(gate.extendedClipboard, false);
+  assert.equal(toScreenVerdict(gate, 'hello'), 'send');
+  assert.equal(toScreenVerdict(gate, 'héllo ÿ'), 'send', 'é and ÿ are Latin-1');
+  assert.equal(toScreenVerdict(gate, utf8), 'notLatin1');
+  assert.equal(toScreenVerdict(gate, 'price: 5 €'), 'notLatin1', '€ (U+20AC) is not Latin-1');
+  assert.equal(toScreenVerdict(gate, '😀'), 'notLatin1', 'nor is a character outside the BMP');
+  // The size is counted in UTF-8 bytes, up to the gate's cap and not one more.
+  assert.equal(toScreenVerdict(gate, 'x'.repeat(DEFAULT_MAX_CLIPBOARD)), 'send');
+  assert.equal(toScreenVerdict(gate, 'x'.repeat(DEFAULT_MAX_CLIPBOARD + 1)), 'tooLarge');
+  assert.equal(toScreenVerdict(gate, 'é'.repeat(DEFAULT_MAX_CLIPBOARD / 2 + 1)), 'tooLarge', 'é is 2 bytes in UTF-8');
+  assert.equal(toScreenVerdict(gate, 'x'.repeat(300 * 1024)), 'tooLarge', 'the issue\'s 300 KiB');
+
+  // Without control, or with sharing off that way, nothing is said and nothing goes.
+  inControl = false;
+  assert.equal(toScreenVerdict(gate, 'hello'), 'notAllowed');
+  assert.equal(toScreenVerdict(gate, utf8), 'notAllowed', 'no note about text that may not go anyway');
+  inControl = true;
+  policy = POLICIES.fromScreen;
+  assert.equal(toScreenVerdict(gate, 'hello'), 'notAllowed');
+  policy = POLICIES.both;
+  assert.equal(toScreenVerdict(undefined, 'hello'), 'notAllowed', 'no session, no gate');
+
+  // The viewer's Caps answer passes: the server speaks UTF-8 clipboard, and the text goes.
+  gate.push(novnc('extendedClipboardCaps', [E.caps, E.request, E.peek, E.notify, E.provide], { 0: 10 * 1024 * 1024 }));
+  assert.equal(gate.extendedClipboard, true);
+  assert.equal(toScreenVerdict(gate, utf8), 'send');
+  assert.equal(toScreenVerdict(gate, '😀'), 'send');
+  assert.equal(toScreenVerdict(gate, 'é'.repeat(DEFAULT_MAX_CLIPBOARD / 2 + 1)), 'tooLarge', 'the cap holds with the extended clipboard too');
 });
