@@ -63,6 +63,9 @@ const dockerExec = (container, args) => sh('docker', ['exec', '-u', 'pn', contai
 /** Where the X pointer is now (xdotool, inside the sandbox). */
 const pointerAt = (container) => dockerExec(container, 'xdotool getmouselocation').trim();
 
+/** Fit's scale is a fraction: a sub-pixel change of the drawn size (617 → 616.98) moves no pixel under the pointer. */
+const sameBox = (a, b) => ['x', 'y', 'width', 'height'].every((k) => Math.abs(a[k] - b[k]) < 1);
+
 /**
  * Takes control with the mouse (the Take control button), then clicks TARGET through the canvas
  * as the very first action, and checks where the press arrived in the sandbox.
@@ -87,9 +90,7 @@ async function firstClickLands(page, frame, container, what) {
   console.log(`# ${what}: aimed at ${TARGET.x},${TARGET.y}, the press arrived at ${press.x},${press.y} (scale ${scale.toFixed(3)}, tolerance ${tolerance} px)`);
   assert.ok(Math.abs(press.x - TARGET.x) <= tolerance && Math.abs(press.y - TARGET.y) <= tolerance,
     `${what}: the first click after Take control, aimed at ${TARGET.x},${TARGET.y}, arrived at ${press.x},${press.y}`);
-  // Fit's scale is a fraction: a sub-pixel change of the drawn size moves no pixel under the pointer.
-  const moved = Math.max(...['x', 'y', 'width', 'height'].map((k) => Math.abs(after[k] - before[k])));
-  assert.ok(moved < 1, `${what}: the canvas moved when the click focused it: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+  assert.ok(sameBox(after, before), `${what}: the canvas moved when the click focused it: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
   return after;
 }
 
@@ -112,7 +113,7 @@ async function controlChangesKeepCanvas(page, frame, box, what) {
     await sleep(500); // any layout the change brings has happened
     const now = await canvas.boundingBox();
     console.log(`# ${what}: ${mine ? 'Take control' : 'Hand back'} with the pointer resting: canvas ${JSON.stringify(box)} -> ${JSON.stringify(now)}`);
-    assert.deepEqual(now, box, `${what}: ${mine ? 'taking' : 'handing back'} control moved the canvas under the resting pointer`);
+    assert.ok(sameBox(now, box), `${what}: ${mine ? 'taking' : 'handing back'} control moved the canvas under the resting pointer`);
   };
   await toggle(false);
   await toggle(true);
@@ -121,7 +122,7 @@ async function controlChangesKeepCanvas(page, frame, box, what) {
   await sleep(1_000);
   const left = await canvas.boundingBox();
   console.log(`# ${what}: the pointer left the screen: canvas ${JSON.stringify(left)}`);
-  assert.deepEqual(left, box, `${what}: the canvas moved once the pointer left (the layout depends on who holds control)`);
+  assert.ok(sameBox(left, box), `${what}: the canvas moved once the pointer left (the layout depends on who holds control)`);
   await frame.evaluate(() => document.activeElement?.blur());
 }
 
