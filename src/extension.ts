@@ -8,6 +8,7 @@ import { browserCommands } from './commands/browser';
 import { controlCommands } from './commands/control';
 import { externalViewerCommands } from './commands/externalViewer';
 import { imageCommands } from './commands/image';
+import { recordingCommands } from './commands/recording';
 import { screenCommands } from './commands/screen';
 import { screenshotCommands } from './commands/screenshot';
 import { registerCommands } from './commands/table';
@@ -32,8 +33,9 @@ export function activate(context: vscode.ExtensionContext): void {
     externalViewerCommands,
     browserCommands,
     walkthroughCommands,
+    recordingCommands,
   ]);
-  registerAgentTools(current);
+  current.recordings.watchActions(registerAgentTools(current));
   if (!vscode.workspace.isTrusted) {
     // Restricted Mode: nothing runs (the controller refuses too); trusting the window resumes.
     void current.controller.attach();

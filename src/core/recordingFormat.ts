@@ -199,22 +199,34 @@ export function segmentAt(timeline: Timeline, t: number): number {
   return found;
 }
 
+type RecordingFile = { readonly header: RecordingHeader; readonly records: readonly RecordingRecord[] };
+
 /**
- * One file from several (the ring buffer's segment files, oldest first): the first header's
- * fields, times rebased to the earliest start.
+ * Several files (the ring buffer's segment files, oldest first) as one recording: the last
+ * header's fields, times rebased to the earliest start. Records stay grouped by file, so times
+ * of overlapping segments interleave.
  */
-export function concatRecordings(files: readonly { readonly header: RecordingHeader; readonly records: readonly RecordingRecord[] }[]): Uint8Array[] {
+export function mergeRecordings(files: readonly RecordingFile[]): { readonly header: RecordingHeader; readonly records: RecordingRecord[] } {
   if (files.length === 0) {
     throw new RecordingFormatError('nothing recorded');
   }
   const startedAt = Math.min(...files.map((file) => file.header.startedAt));
-  const last = files[files.length - 1].header;
-  const parts: Uint8Array[] = [encodeHeader({ ...last, startedAt })];
+  const records: RecordingRecord[] = [];
   for (const file of files) {
     const shift = file.header.startedAt - startedAt;
     for (const record of file.records) {
-      parts.push(encodeRecordHeader(record.type, record.t + shift, record.payload.length), record.payload);
+      records.push(shift === 0 ? record : { ...record, t: record.t + shift });
     }
+  }
+  return { header: { ...files[files.length - 1].header, startedAt }, records };
+}
+
+/** The bytes of one file holding several (see mergeRecordings), as parts to write in order. */
+export function concatRecordings(files: readonly RecordingFile[]): Uint8Array[] {
+  const { header, records } = mergeRecordings(files);
+  const parts: Uint8Array[] = [encodeHeader(header)];
+  for (const record of records) {
+    parts.push(encodeRecordHeader(record.type, record.t, record.payload.length), record.payload);
   }
   return parts;
 }
