@@ -3,11 +3,10 @@
 // shows recording / paused in its own status bar item, which pauses and resumes it.
 import * as vscode from 'vscode';
 import type { AgentActionRunner } from './core/actions/agentActionRunner';
-import type { AgentAction } from './core/actions/catalog';
 import type { Lease } from './core/lease';
 import { Disposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
-import { Recorder } from './core/recorder';
+import { actionEvent, Recorder } from './core/recorder';
 import { screenDir } from './core/recorderStore';
 import type { TimelineEvent } from './core/recordingFormat';
 import type { ScreenController } from './core/screen';
@@ -170,32 +169,4 @@ export class Recordings extends Disposable {
 function controlEvent(lease: Lease): TimelineEvent {
   const label = lease.holder === 'human' ? vscode.l10n.t('A person took control') : vscode.l10n.t('Control handed back to the agent');
   return { kind: 'control', what: lease.holder, label };
-}
-
-/** A short label of an action for the timeline; typed text is not written out (the screen shows it). */
-export function actionLabel(action: AgentAction): string {
-  switch (action.kind) {
-    case 'click':
-      return `${action.double ? 'double-click' : 'click'} ${action.button} ${action.at.x},${action.at.y}`;
-    case 'move':
-      return `move ${action.at.x},${action.at.y}`;
-    case 'drag':
-      return `drag ${action.from.x},${action.from.y} → ${action.to.x},${action.to.y}`;
-    case 'scroll':
-      return `scroll ${action.direction} ×${action.amount} at ${action.at.x},${action.at.y}`;
-    case 'type':
-      return `type ${[...action.text].length} characters`;
-    case 'key':
-      return `key ${action.chord}`;
-    case 'openUrl':
-      return `open ${action.url}`;
-    case 'wait':
-      return `wait ${action.seconds} s`;
-    case 'screenshot':
-      return 'screenshot';
-  }
-}
-
-function actionEvent(action: AgentAction): TimelineEvent {
-  return { kind: 'action', what: action.kind, label: actionLabel(action) };
 }

@@ -6,6 +6,7 @@ import RFB from '@novnc/novnc';
 import type { ReplayHostMessage, ReplayStrings, ReplayWebviewMessage } from '../src/replayProtocol';
 import { mergeRecordings, readRecording, segmentAt, timelineOf, type Timeline } from '../src/core/recordingFormat';
 import { createChannel, type ScreenChannel } from './channel';
+import { withWebmDuration } from './webmDuration';
 
 declare function acquireVsCodeApi(): { postMessage(message: ReplayWebviewMessage): void };
 
@@ -73,6 +74,8 @@ class Player {
       this.load(index);
     }
     this.t = target;
+    // The picture is copied (and its time published) once drawn, even when nothing new was fed.
+    this.dirty = true;
     this.feedTo(Math.max(target, this.timeline.segments[index].keyframe ?? target));
   }
 
@@ -232,7 +235,9 @@ function exportVideo(): void {
     videoButton.disabled = false;
     status.textContent = '';
     const durationMs = performance.now() - startedAt;
-    void new Blob(chunks, { type: 'video/webm' }).arrayBuffer().then((data) => post({ type: 'video', data: new Uint8Array(data), durationMs, width: output.width, height: output.height }));
+    void new Blob(chunks, { type: 'video/webm' })
+      .arrayBuffer()
+      .then((data) => post({ type: 'video', data: withWebmDuration(new Uint8Array(data), durationMs), durationMs, width: output.width, height: output.height }));
   };
   exporting = recorder;
   videoButton.disabled = true;

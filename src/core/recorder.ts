@@ -4,6 +4,7 @@
 // anywhere, and a ring buffer that drops the oldest segments to stay under its bound.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { AgentAction } from './actions/catalog';
 import type { Logger } from './logger';
 import { RfbProtocolError, RfbStreamFeeder, MSG_SERVER_CUT_TEXT, updateRequest } from './recorderRfb';
 import { encodeHeader, encodeRecord, encodeRecordHeader, jsonPayload, RecordType, RECORDING_FORMAT, RECORDING_VERSION, type TimelineEvent } from './recordingFormat';
@@ -423,4 +424,32 @@ export class Recorder {
       fs.rmSync(oldest.path, { force: true });
     }
   }
+}
+
+/** A short label of an action for the timeline; typed text is not written out (the screen shows it). */
+export function actionLabel(action: AgentAction): string {
+  switch (action.kind) {
+    case 'click':
+      return `${action.double ? 'double-click' : 'click'} ${action.button} ${action.at.x},${action.at.y}`;
+    case 'move':
+      return `move ${action.at.x},${action.at.y}`;
+    case 'drag':
+      return `drag ${action.from.x},${action.from.y} → ${action.to.x},${action.to.y}`;
+    case 'scroll':
+      return `scroll ${action.direction} ×${action.amount} at ${action.at.x},${action.at.y}`;
+    case 'type':
+      return `type ${[...action.text].length} characters`;
+    case 'key':
+      return `key ${action.chord}`;
+    case 'openUrl':
+      return `open ${action.url}`;
+    case 'wait':
+      return `wait ${action.seconds} s`;
+    case 'screenshot':
+      return 'screenshot';
+  }
+}
+
+export function actionEvent(action: AgentAction): TimelineEvent {
+  return { kind: 'action', what: action.kind, label: actionLabel(action) };
 }

@@ -18,6 +18,7 @@ import {
   type RecordingHeader,
 } from '../../src/core/recordingFormat';
 import type { StreamProcess } from '../../src/core/runner';
+import { withWebmDuration } from '../../webview/webmDuration';
 
 const header: RecordingHeader = { format: 'botscreen-recording', version: 1, startedAt: 1_000_000, screenId: 'abc', width: 64, height: 48 };
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -415,4 +416,35 @@ test('recorder: while paused nothing is written and no connection is open; resum
   assert.equal(relays.length, 2);
   assert.equal(listSegments(dir).length, 2);
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// --- the WebM export's duration ---
+
+test('webm: the duration is written into Segment Info, with an unknown or a known segment size', () => {
+  const ebmlHeader = Buffer.from([0x1a, 0x45, 0xdf, 0xa3, 0x84, 0x42, 0x86, 0x81, 0x01]);
+  const info = Buffer.from([0x15, 0x49, 0xa9, 0x66, 0x88, 0x2a, 0xd7, 0xb1, 0x83, 0x0f, 0x42, 0x40, 0x00].slice(0, 13));
+  // Info: TimecodeScale 1000000 (3 bytes), size 7 → fix the size byte.
+  info[4] = 0x80 | 7;
+  const cluster = Buffer.from([0x1f, 0x43, 0xb6, 0x75, 0x82, 0xe7, 0x80]);
+  for (const known of [false, true]) {
+    const segmentSize = known ? Buffer.from([0x80 | (info.length - 1 + cluster.length)]) : Buffer.from([0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+    const body = Buffer.concat([info.subarray(0, 12), cluster]);
+    if (known) {
+      segmentSize[0] = 0x80 | body.length;
+    }
+    const file = Buffer.concat([ebmlHeader, Buffer.from([0x18, 0x53, 0x80, 0x67]), segmentSize, body]);
+    const out = Buffer.from(withWebmDuration(file, 6123.5));
+    const at = out.indexOf(Buffer.from([0x44, 0x89, 0x88]));
+    assert.ok(at > 0, 'a Duration element');
+    assert.equal(out.readDoubleBE(at + 3), 6123.5);
+    assert.ok(out.subarray(at + 11).equals(cluster), 'the clusters follow unchanged');
+    const infoAt = out.indexOf(Buffer.from([0x15, 0x49, 0xa9, 0x66]));
+    assert.deepEqual([...out.subarray(infoAt + 4, infoAt + 12)], [1, 0, 0, 0, 0, 0, 0, 7 + 11], 'Info grew by the element');
+    if (known) {
+      const sizeAt = out.indexOf(Buffer.from([0x18, 0x53, 0x80, 0x67])) + 4;
+      assert.equal(out.readUInt32BE(sizeAt + 4), body.length + 11 + 7, 'the known segment size grew by the element and the longer Info size');
+    }
+    assert.equal(Buffer.from(withWebmDuration(out, 1)).length, out.length, 'a file with a duration is left alone');
+  }
+  assert.deepEqual([...withWebmDuration(Uint8Array.of(1, 2, 3), 5)], [1, 2, 3], 'not a WebM: unchanged');
 });
