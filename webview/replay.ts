@@ -118,7 +118,7 @@ class Player {
   }
 
   private load(index: number): void {
-    this.channel?.end('seek');
+    // Disconnecting closes its channel too.
     this.rfb?.disconnect();
     decoderHost.replaceChildren();
     // noVNC's answers (its SetEncodings, requests) have no server to go to: they are dropped.

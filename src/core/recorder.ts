@@ -32,6 +32,8 @@ export const DEFAULT_SEGMENT_MS = 30_000;
 const DEFAULT_MIN_UPDATE_INTERVAL_MS = 50;
 /** A segment is also rotated once it holds this share of the bound, so several always fit. */
 const SEGMENT_SHARE = 4;
+/** …or this much: replay decodes a whole segment's prefix to seek, which must stay well under 1 s. */
+const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
 /** After a connection failed, the next try waits this long. */
 const RETRY_MS = 5_000;
 
@@ -121,10 +123,6 @@ class Segment {
     });
   }
 
-  get size(): { width: number; height: number } {
-    return { width: this.width, height: this.height };
-  }
-
   /** Appends a timeline event to this segment's file. */
   event(event: TimelineEvent): void {
     this.write(encodeRecord(RecordType.Event, this.owner.now() - this.startedAt, jsonPayload(event)));
@@ -183,11 +181,12 @@ class Segment {
   }
 
   private rfb(t: number, bytes: Uint8Array): void {
+    // A stream's chunks are never reused: kept as they are, not copied.
     if (!this.out) {
-      this.early.push(Uint8Array.from(bytes));
+      this.early.push(bytes);
       return;
     }
-    this.write(encodeRecordHeader(RecordType.Rfb, t, bytes.length), Uint8Array.from(bytes));
+    this.write(encodeRecordHeader(RecordType.Rfb, t, bytes.length), bytes);
   }
 
   private ready(width: number, height: number): void {
@@ -336,7 +335,7 @@ export class Recorder {
   // --- called by segments ---
 
   wrote(segment: Segment): void {
-    if (segment === this.current && segment.hasKeyframe && segment.bytes > this.options.maxBytes / SEGMENT_SHARE && !this.previous) {
+    if (segment === this.current && segment.hasKeyframe && segment.bytes > Math.min(this.options.maxBytes / SEGMENT_SHARE, SEGMENT_MAX_BYTES) && !this.previous) {
       this.rotate();
     }
     this.enforceBound();
