@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { listSegments, Recorder } from '../../src/core/recorder';
+import { deleteRecording, exportRecording, isScreenId, listRecordings, recordingOf } from '../../src/core/recorderStore';
 import { RfbStreamFeeder, setEncodings, setPixelFormat } from '../../src/core/recorderRfb';
 import {
   concatRecordings,
@@ -447,4 +448,48 @@ test('webm: the duration is written into Segment Info, with an unknown or a know
     assert.equal(Buffer.from(withWebmDuration(out, 1)).length, out.length, 'a file with a duration is left alone');
   }
   assert.deepEqual([...withWebmDuration(Uint8Array.of(1, 2, 3), 5)], [1, 2, 3], 'not a WebM: unchanged');
+});
+
+// --- the store: list, export, delete ---
+
+test('store: recordings are listed per screen, exported as one readable file, and deleted; a path is no screen id', async () => {
+  const root = tempDir();
+  for (const screenId of ['aaa111', 'bbb222']) {
+    const recorder = new Recorder({
+      dir: path.join(root, screenId),
+      screenId,
+      maxBytes: 64 * 1024 * 1024,
+      segmentMs: 100,
+      minUpdateIntervalMs: 10,
+      log: silent,
+      openRelay: () => new FakeRelay(500) as unknown as StreamProcess,
+    });
+    recorder.start();
+    await sleep(250);
+    recorder.event({ kind: 'control', what: 'human', label: 'a person took control' });
+    await sleep(100);
+    recorder.dispose();
+  }
+  await sleep(50);
+  fs.mkdirSync(path.join(root, 'empty'));
+  const all = listRecordings(root);
+  assert.deepEqual(all.map((r) => r.screenId).sort(), ['aaa111', 'bbb222'], 'screens with segments only');
+  const one = recordingOf(root, 'aaa111')!;
+  assert.ok(one.segments.length >= 2);
+  assert.equal(one.bytes, one.segments.reduce((sum, s) => sum + s.bytes, 0));
+  const target = path.join(root, 'export.bsrec');
+  const written = exportRecording(one, target);
+  assert.equal(fs.statSync(target).size, written);
+  const exported = readRecording(fs.readFileSync(target));
+  assert.equal(exported.header.startedAt, one.segments[0].startedAt);
+  const timeline = timelineOf(exported.records);
+  assert.equal(timeline.segments.length, one.segments.length, 'every segment, in one file');
+  assert.equal(timeline.events.length, 1);
+  deleteRecording(root, 'aaa111');
+  assert.equal(recordingOf(root, 'aaa111'), undefined);
+  assert.ok(recordingOf(root, 'bbb222'), 'the other screen keeps its recording');
+  assert.ok(fs.existsSync(target), 'an export is not part of the ring');
+  assert.equal(isScreenId('../etc'), false);
+  assert.throws(() => recordingOf(root, '../x'), /not a screen id/);
+  fs.rmSync(root, { recursive: true, force: true });
 });
