@@ -82,29 +82,8 @@ export class RecordingPanel {
   }
 
   /** Saves the recording as one file in the documented format. */
-  async exportRaw(target?: vscode.Uri): Promise<string | undefined> {
-    const chosen =
-      target ??
-      (await vscode.window.showSaveDialog({
-        title: vscode.l10n.t('Export Recording'),
-        filters: { [vscode.l10n.t('Bot Screen recording')]: ['bsrec'] },
-        defaultUri: vscode.Uri.file(path.join(defaultFolder(), `botscreen-${stamp()}.bsrec`)),
-      }));
-    if (!chosen) {
-      return undefined;
-    }
-    try {
-      if (this.source.kind === 'screen') {
-        exportRecording(this.source.summary, chosen.fsPath);
-      } else {
-        fs.copyFileSync(this.source.file, chosen.fsPath);
-      }
-    } catch (err) {
-      void vscode.window.showErrorMessage(vscode.l10n.t('Cannot export the recording to {0}: {1}', chosen.fsPath, String(err)));
-      return undefined;
-    }
-    this.log.info(`recording exported to ${chosen.fsPath}`);
-    return chosen.fsPath;
+  exportRaw(target?: vscode.Uri): Promise<string | undefined> {
+    return exportRaw(this.source, this.log, target);
   }
 
   private async saveVideo(data: Uint8Array, durationMs: number): Promise<void> {
@@ -176,8 +155,35 @@ export class RecordingPanel {
   }
 }
 
+/** Saves a recording as one file in the documented format; asks where unless given `target`. */
+export async function exportRaw(source: ReplaySource, log: Logger, target?: vscode.Uri): Promise<string | undefined> {
+  const chosen =
+    target ??
+    (await vscode.window.showSaveDialog({
+      title: vscode.l10n.t('Export Recording'),
+      filters: { [vscode.l10n.t('Bot Screen recording')]: ['bsrec'] },
+      defaultUri: vscode.Uri.file(path.join(defaultFolder(), `botscreen-${stamp()}.bsrec`)),
+    }));
+  if (!chosen) {
+    return undefined;
+  }
+  try {
+    if (source.kind === 'screen') {
+      exportRecording(source.summary, chosen.fsPath);
+    } else {
+      fs.copyFileSync(source.file, chosen.fsPath);
+    }
+  } catch (err) {
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot export the recording to {0}: {1}', chosen.fsPath, String(err)));
+    return undefined;
+  }
+  log.info(`recording exported to ${chosen.fsPath}`);
+  return chosen.fsPath;
+}
+
+/** Exports are offered outside the workspace: the sandbox (the agent) may see the workspace's files. */
 function defaultFolder(): string {
-  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+  return os.homedir();
 }
 
 function stamp(): string {

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { deleteRecording, isScreenId, listRecordings, recordingOf, type RecordingSummary } from '../core/recorderStore';
 import type { Ctx } from '../ctx';
-import { RecordingPanel } from '../recordingPanel';
+import { exportRaw, RecordingPanel } from '../recordingPanel';
 import type { Command } from './table';
 
 /** A screen id from a command argument: the id itself, or a tree item carrying it (the Screens view). */
@@ -72,8 +72,7 @@ export function recordingCommands(ctx: Ctx): Command[] {
       run: async (arg?: unknown, target?: unknown) => {
         const picked = await pickRecording(ctx, arg, vscode.l10n.t('Export Recording'));
         if (picked && !(picked instanceof vscode.Uri)) {
-          const panel = new RecordingPanel(ctx.extension.extensionUri, { kind: 'screen', summary: picked }, ctx.log);
-          return panel.exportRaw(target instanceof vscode.Uri ? target : undefined);
+          return exportRaw({ kind: 'screen', summary: picked }, ctx.log, target instanceof vscode.Uri ? target : undefined);
         }
         return undefined;
       },
