@@ -6,13 +6,14 @@ import type { Ctx } from '../ctx';
 import { exportRaw, RecordingPanel } from '../recordingPanel';
 import type { Command } from './table';
 
-/** A screen id from a command argument: the id itself, or a tree item carrying it (the Screens view). */
+/** A screen id from a command argument: the id itself, or a Screens view item carrying it (`key`). */
 function screenIdOf(arg: unknown): string | undefined {
   if (isScreenId(arg)) {
     return arg;
   }
   if (typeof arg === 'object' && arg !== null) {
-    const value = (arg as { screenId?: unknown; workspaceKey?: unknown }).screenId ?? (arg as { workspaceKey?: unknown }).workspaceKey;
+    const item = arg as { key?: unknown; screenId?: unknown };
+    const value = item.key ?? item.screenId;
     return isScreenId(value) ? value : undefined;
   }
   return undefined;
