@@ -29,7 +29,8 @@ export interface RecorderOptions {
 }
 
 export const DEFAULT_SEGMENT_MS = 30_000;
-const DEFAULT_MIN_UPDATE_INTERVAL_MS = 50;
+/** 10 updates a second: a terminal flood still reads in replay at half the bytes of 20. */
+const DEFAULT_MIN_UPDATE_INTERVAL_MS = 100;
 /** A segment is also rotated once it holds this share of the bound, so several always fit. */
 const SEGMENT_SHARE = 4;
 /** …or this much: replay decodes a whole segment's prefix to seek, which must stay well under 1 s. */
