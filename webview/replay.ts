@@ -26,11 +26,10 @@ const status = $('status');
 const output = $<HTMLCanvasElement>('output');
 const decoderHost = $('decoder');
 
-/** What noVNC keeps private but replay must know: whether everything fed has reached the canvas. */
+/** What noVNC keeps private but replay must know: whether what it decoded has reached the canvas. */
 interface NoVncInternals {
   readonly _display: { pending(): boolean };
   readonly _flushing: boolean;
-  readonly _sock: { readonly _rQi: number; readonly _rQlen: number };
 }
 
 function formatTime(ms: number): string {
@@ -111,10 +110,13 @@ class Player {
     }
   }
 
-  /** Everything fed is on noVNC's canvas (no queued bytes, no image still decoding). */
+  /**
+   * Every complete update fed is on noVNC's canvas (no image still decoding, no update waiting
+   * for one). Records end anywhere, so the last update may be incomplete: it waits for its rest.
+   */
   drawn(): boolean {
     const rfb = this.rfb as unknown as NoVncInternals | undefined;
-    return !rfb || (!rfb._display.pending() && !rfb._flushing && rfb._sock._rQi >= rfb._sock._rQlen);
+    return !rfb || (!rfb._display.pending() && !rfb._flushing);
   }
 
   private load(index: number): void {
@@ -152,6 +154,8 @@ class Player {
     output.getContext('2d')!.drawImage(source, 0, 0);
     this.dirty = false;
     output.dataset.t = String(Math.round(this.t));
+    output.dataset.segment = String(this.segment);
+    output.dataset.fed = String(this.fed);
   }
 }
 

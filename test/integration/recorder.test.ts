@@ -250,9 +250,9 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
           for (let i = 0; i < data.data.length; i += 0x8000) {
             binary += String.fromCharCode(...data.data.subarray(i, i + 0x8000));
           }
-          return { width: canvas.width, height: canvas.height, base64: btoa(binary) };
+          return { width: canvas.width, height: canvas.height, base64: btoa(binary), where: `segment ${canvas.dataset.segment}, ${canvas.dataset.fed} records` };
         });
-        return { ms, width: pixels.width, height: pixels.height, rgba: Buffer.from(pixels.base64, 'base64') };
+        return { ms, width: pixels.width, height: pixels.height, rgba: Buffer.from(pixels.base64, 'base64'), where: pixels.where };
       };
 
       const latencies: number[] = [];
@@ -266,7 +266,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
         assert.equal(drawn.height, HEIGHT);
         const same = differing(live[i].rgb, drawn.rgba);
         const other = differing(live[(i + 1) % ROUNDS].rgb, drawn.rgba);
-        console.log(`# shot ${i} at ${shots[i].t - startedAt} ms: ${(100 * same).toFixed(2)}% pixels differ from its live screenshot, ${(100 * other).toFixed(1)}% from the next; seek ${drawn.ms} ms`);
+        console.log(`# shot ${i} at ${shots[i].t - startedAt} ms: ${(100 * same).toFixed(2)}% pixels differ from its live screenshot, ${(100 * other).toFixed(1)}% from the next; seek ${drawn.ms} ms (${drawn.where})`);
         assert.ok(same < 0.01, `replay matches the live screenshot ${i} (${(100 * same).toFixed(2)}% of pixels differ)`);
         assert.ok(other > 0.01 && other > 3 * same, `and not the next one (${(100 * other).toFixed(2)}%): the seek landed on its own frame`);
       }
