@@ -33,8 +33,11 @@ export const DEFAULT_SEGMENT_MS = 30_000;
 const DEFAULT_MIN_UPDATE_INTERVAL_MS = 100;
 /** A segment is also rotated once it holds this share of the bound, so several always fit. */
 const SEGMENT_SHARE = 4;
-/** …or this much: replay decodes a whole segment's prefix to seek, which must stay well under 1 s. */
-const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * …or this much: to seek, replay decodes the segment up to the time shown, and noVNC in a webview
+ * decodes a full-screen terminal flood at about 3-4 MB/s on a loaded 2-core machine.
+ */
+const SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
 /** After a connection failed, the next try waits this long. */
 const RETRY_MS = 5_000;
 
