@@ -57,10 +57,20 @@ async function checkRecorder(server, page) {
   await row.click();
   const replay = await findWebviewFrame(page, '#scrub', 30_000);
   await waitFor(() => replay.evaluate(() => document.body.dataset.loaded === 'true'), 30_000, 250, 'the recording to load');
+  // Its start may be the desktop still coming up: scrub to the end, as a person would.
+  await replay.evaluate(() => {
+    const scrub = document.getElementById('scrub');
+    scrub.value = scrub.max;
+    scrub.dispatchEvent(new Event('input'));
+  });
   const drawn = await waitFor(async () => {
     const c = await canvasColorCount(replay, { selector: '#output' });
     return c.width === WIDTH && c.height === HEIGHT && c.colors >= 10 ? c : undefined;
-  }, 30_000, 250, 'the replay to draw the desktop');
+  }, 30_000, 250, 'the replay to draw the desktop').catch(async (err) => {
+    await screenshot(page, 'ui-replay-panel-failed');
+    const state = await replay.evaluate(() => ({ ...document.getElementById('output').dataset, canvases: [...document.querySelectorAll('canvas')].map((c) => `${c.id} ${c.width}x${c.height}`), status: document.getElementById('status').textContent }));
+    throw new Error(`${err.message}: ${JSON.stringify(state)}`);
+  });
   console.log(`# replay panel drew a ${drawn.width}x${drawn.height} desktop (${drawn.colors} colours)`);
   await screenshot(page, 'ui-replay-panel');
 }
