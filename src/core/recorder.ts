@@ -29,8 +29,12 @@ export interface RecorderOptions {
 }
 
 export const DEFAULT_SEGMENT_MS = 30_000;
-/** 10 updates a second: a terminal flood still reads in replay at half the bytes of 20. */
-const DEFAULT_MIN_UPDATE_INTERVAL_MS = 100;
+/**
+ * 5 updates a second: Xvnc encodes the recorder's stream on the sandbox's CPU beside the viewers',
+ * and at 10 a second a full-screen terminal flood cost a viewer 30-40 % of its frames on a 2-core
+ * machine (test/bench/recorder.bench.ts).
+ */
+const DEFAULT_MIN_UPDATE_INTERVAL_MS = 200;
 /** A segment is also rotated once it holds this share of the bound, so several always fit. */
 const SEGMENT_SHARE = 4;
 /**
