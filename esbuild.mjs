@@ -36,6 +36,15 @@ const builds = [
     format: 'esm',
     target: 'es2022',
   }),
+  // The Open Recording panel: noVNC's decoders fed from a recording (webview/replay.ts).
+  build({
+    ...common,
+    entryPoints: ['webview/replay.ts'],
+    outfile: 'dist/replay.js',
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+  }),
 ];
 
 if (withTests) {

@@ -21,6 +21,8 @@ start=$SECONDS
 need_apt ca-certificates git python3 procps util-linux
 # The benchmark's peer: a noVNC tab through websockify and socat (scripts/bench.sh).
 need_apt websockify socat
+# The flight recorder's test reads its WebM export with ffprobe (test/integration/recorder.test.ts).
+need_apt ffmpeg
 command -v node >/dev/null || need_apt nodejs npm
 
 # npm ci only when the lock file changed since the last install.

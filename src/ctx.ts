@@ -10,6 +10,7 @@ import { SandboxBackends } from './core/backends/registry';
 import type { ProgressStep } from './core/progress';
 import { ScreenController } from './core/screen';
 import { readSettings, workspaceKey } from './settings';
+import { Recordings } from './recording';
 import { ScreenViews } from './screenViews';
 import { PlacementStatusBar } from './statusBar';
 import { approvedHosts, IgnoredSettingsNotice } from './trust';
@@ -31,6 +32,8 @@ export class Ctx extends Disposable {
   readonly statusBar: PlacementStatusBar;
   /** Ports of the running screen's sandbox forwarded here; closed when the screen stops. */
   readonly forwards: PortForwarder;
+  /** The flight recorder of this window's screen. */
+  readonly recordings: Recordings;
 
   constructor(readonly extension: vscode.ExtensionContext) {
     super();
@@ -51,6 +54,7 @@ export class Ctx extends Disposable {
     this.register(this.controller.onStatus((status) => status.state !== 'running' && void this.forwards.close()));
     this.views = this.register(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log, this.viewers));
     this.statusBar = this.register(new PlacementStatusBar(this.controller, this.control));
+    this.recordings = this.register(new Recordings(extension, this.controller, this.control, this.log));
     // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
     // control or Hand back (Hand back only where this window holds control), Switch/Keep only
     // while the image question is open, Install Desktop only for a screen on this machine.

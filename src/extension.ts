@@ -8,6 +8,7 @@ import { browserCommands } from './commands/browser';
 import { controlCommands } from './commands/control';
 import { externalViewerCommands } from './commands/externalViewer';
 import { imageCommands } from './commands/image';
+import { recordingCommands } from './commands/recording';
 import { screenCommands } from './commands/screen';
 import { screenshotCommands } from './commands/screenshot';
 import { registerCommands } from './commands/table';
@@ -35,8 +36,9 @@ export function activate(context: vscode.ExtensionContext): void {
     browserCommands,
     walkthroughCommands,
     viewModeCommands,
+    recordingCommands,
   ]);
-  registerAgentTools(current);
+  current.recordings.watchActions(registerAgentTools(current));
   current.register(new ScreensOverview(current));
   if (!vscode.workspace.isTrusted) {
     // Restricted Mode: nothing runs (the controller refuses too); trusting the window resumes.

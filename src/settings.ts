@@ -41,9 +41,19 @@ const IMAGE_BUILD_SETTINGS = ['sandbox.image.base', 'sandbox.image.debianMirror'
 const SHARING_SETTINGS = ['clipboard'] as const;
 // What this machine listens on: the direct channel's loopback listener (src/directEndpoint.ts).
 const LISTENER_SETTINGS = ['viewer.directChannel'] as const;
+// What is written to this machine's disk (src/recording.ts): the agent must not turn its own
+// recording off, nor fill the disk.
+const RECORDER_SETTINGS = ['recorder.enabled', 'recorder.maxMB'] as const;
 /** Each backend's own (its CLI, its key file) come from its record. */
-export const USER_ONLY_SETTINGS: readonly string[] = [...CHOICE_SETTINGS, ...BACKEND_USER_ONLY_SETTINGS, ...IMAGE_BUILD_SETTINGS, ...SHARING_SETTINGS, ...LISTENER_SETTINGS];
-export type UserOnlySetting = (typeof CHOICE_SETTINGS)[number] | (typeof IMAGE_BUILD_SETTINGS)[number] | (typeof SHARING_SETTINGS)[number] | (typeof LISTENER_SETTINGS)[number];
+export const USER_ONLY_SETTINGS: readonly string[] = [
+  ...CHOICE_SETTINGS, ...BACKEND_USER_ONLY_SETTINGS, ...IMAGE_BUILD_SETTINGS, ...SHARING_SETTINGS, ...LISTENER_SETTINGS, ...RECORDER_SETTINGS,
+];
+export type UserOnlySetting =
+  | (typeof CHOICE_SETTINGS)[number]
+  | (typeof IMAGE_BUILD_SETTINGS)[number]
+  | (typeof SHARING_SETTINGS)[number]
+  | (typeof LISTENER_SETTINGS)[number]
+  | (typeof RECORDER_SETTINGS)[number];
 
 /** The user's value of a user-only setting (else its default); the workspace's never counts. */
 export function userSetting<T>(key: UserOnlySetting): T | undefined {

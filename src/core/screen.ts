@@ -290,15 +290,20 @@ export class ScreenController {
     });
   }
 
-  /** A new relay to the running screen's RFB socket; the caller owns (and kills) it. */
-  openRelay(): StreamProcess {
+  /**
+   * A new relay to the running screen's RFB socket; the caller owns (and kills) it. A `passive`
+   * relay (the flight recorder's) does not keep the screen from idling out.
+   */
+  openRelay(options: { readonly passive?: boolean } = {}): StreamProcess {
     const screen = this.current.screen;
     const live = this.live;
     if (this.current.state !== 'running' || !live || !screen) {
       throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'notRunning' });
     }
     const relay = openStream(rfbRelayCommand(live.sandbox, screen.socket));
-    relay.stdout.on('data', () => this.noteActivity());
+    if (!options.passive) {
+      relay.stdout.on('data', () => this.noteActivity());
+    }
     void relay.exited.then(({ exitCode, stderr }) => {
       this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
       // 137 is what a docker exec client returns when its container vanished: check now

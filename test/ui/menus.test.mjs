@@ -91,7 +91,8 @@ test('the palette offers only what applies; the view\'s … menu; the panel\'s t
     const entries = (await menu.locator('.action-item .action-label:not(.separator)').allTextContents()).map((l) => l.trim()).filter(Boolean);
     await screenshot(page, 'ui-menus-view-more');
     await page.keyboard.press('Escape');
-    assert.deepEqual(entries, ['openSandboxTerminal', 'openBrowser', 'saveScreenshot', 'connectExternalViewer', 'copyDevToolsUrl', 'showLogs'].map((id) => commandLabel(id)));
+    // The recorder's entries: Open Recording, and Pause Recording while it records (src/recording.ts).
+    assert.deepEqual(entries, ['openSandboxTerminal', 'openBrowser', 'saveScreenshot', 'connectExternalViewer', 'copyDevToolsUrl', 'openRecording', 'pauseRecording', 'showLogs'].map((id) => commandLabel(id)));
 
     // The editor panel's title buttons: Take Control, then Hand Back, and Save Screenshot.
     await runCommand(page, TITLES.openInEditor);

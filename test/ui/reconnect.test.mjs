@@ -35,7 +35,8 @@ async function recordBadge(frame) {
 const badgeSeen = (frame) => frame.evaluate(() => window.__badgeSeen.splice(0));
 
 test('a killed relay reconnects within 2 s to the same desktop, ten times; a blocked one shows it and recovers', { timeout: 480_000 }, async () => {
-  await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
+  // The flight recorder's relay looks like the view's (same argv): off here, so the one relay is the view's.
+  await withWindow({ 'botScreen.sandbox.backend': 'docker', 'botScreen.recorder.enabled': false }, async (server, page) => {
    try {
     const frame = await startScreenPatiently(page);
     await waitFor(async () => (await canvasColorCount(frame, { minWidth: 1280 })).colors >= 10, 180_000, 250, 'the desktop').catch(async (err) => {

@@ -3,9 +3,11 @@
 // a real container of the real desktop image; the gateway test runs the desktop on this machine.
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { canvasColorCount, runCommand, screenshot, sh, waitFor } from './harness.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { canvasColorCount, findWebviewFrame, runCommand, screenshot, sh, waitFor } from './harness.mjs';
 import {
-  TITLES, containersOf, hostProcesses, indicator, screenFrame, withWindow, workspaceKey,
+  TITLES, containersOf, hostProcesses, indicator, l10nText, screenFrame, withWindow, workspaceKey,
 } from './botscreen.mjs';
 
 const WIDTH = 1280;
@@ -23,6 +25,63 @@ async function waitForDesktop(page, what) {
 
 const viewText = (frame, id) => frame.locator(`#${id}`).textContent();
 
+/** The flight recorder's status bar item (src/recording.ts). */
+const recorderItem = (page) => page.locator('[id="botscreen.bot-screen.botScreen.recorder"]');
+
+/** Bytes of this workspace's screen recording on disk (the extension's global storage). */
+function recordedBytes(server) {
+  const dir = path.join(server.userDataDir, 'User', 'globalStorage', 'botscreen.bot-screen', 'recordings', workspaceKey(server.workspace));
+  const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith('.bsrec')) : [];
+  return names.reduce((sum, n) => sum + (fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.size ?? 0), 0);
+}
+
+/**
+ * The flight recorder while the screen runs: it records without being asked, pauses and resumes
+ * from the palette (the status bar item says which), and Open Recording replays it in a panel.
+ */
+async function checkRecorder(server, page) {
+  await waitFor(async () => /REC/.test((await recorderItem(page).textContent().catch(() => '')) ?? ''), 15_000, 200, 'the REC item');
+  await waitFor(() => recordedBytes(server) > 50_000, 30_000, 500, 'a recording with the first full screen');
+  await runCommand(page, TITLES.pauseRecording);
+  await waitFor(async () => ((await recorderItem(page).textContent()) ?? '').includes(l10nText('Recording paused')), 10_000, 200, 'the item to say paused');
+  await new Promise((r) => setTimeout(r, 1000));
+  const paused = recordedBytes(server);
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal(recordedBytes(server), paused, 'nothing is written while paused');
+  await runCommand(page, TITLES.resumeRecording);
+  await waitFor(() => recordedBytes(server) > paused, 30_000, 500, 'recording again after resume');
+
+  await runCommand(page, TITLES.openRecording);
+  const { widget } = await pickerOf(page);
+  const row = widget.locator('.quick-input-list .monaco-list-row', { hasText: l10nText("This workspace's screen") }).first();
+  await row.click();
+  const replay = await findWebviewFrame(page, '#scrub', 30_000);
+  await waitFor(() => replay.evaluate(() => document.body.dataset.loaded === 'true'), 30_000, 250, 'the recording to load');
+  // Its start may be the desktop still coming up: scrub to the end, as a person would.
+  await replay.evaluate(() => {
+    const scrub = document.getElementById('scrub');
+    scrub.value = scrub.max;
+    scrub.dispatchEvent(new Event('input'));
+  });
+  const drawn = await waitFor(async () => {
+    const c = await canvasColorCount(replay, { selector: '#output' });
+    return c.width === WIDTH && c.height === HEIGHT && c.colors >= 10 ? c : undefined;
+  }, 30_000, 250, 'the replay to draw the desktop').catch(async (err) => {
+    await screenshot(page, 'ui-replay-panel-failed');
+    const state = await replay.evaluate(() => ({ ...document.getElementById('output').dataset, canvases: [...document.querySelectorAll('canvas')].map((c) => `${c.id} ${c.width}x${c.height}`), status: document.getElementById('status').textContent }));
+    throw new Error(`${err.message}: ${JSON.stringify(state)}`);
+  });
+  console.log(`# replay panel drew a ${drawn.width}x${drawn.height} desktop (${drawn.colors} colours)`);
+  await screenshot(page, 'ui-replay-panel');
+}
+
+/** The quick pick a command opened (Open Recording's list of recordings). */
+async function pickerOf(page) {
+  const widget = page.locator('.quick-input-widget');
+  await widget.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 10_000 });
+  return { widget };
+}
+
 test('Start Screen from the palette shows the docker sandbox desktop; Stop stops it', { timeout: 240_000 }, async () => {
   await withWindow({ 'botScreen.sandbox.backend': 'docker' }, async (server, page) => {
     const startedAt = Date.now();
@@ -39,6 +98,7 @@ test('Start Screen from the palette shows the docker sandbox desktop; Stop stops
     assert.ok(container, 'a sandbox container was created');
     assert.notEqual(sh('docker', ['exec', container, 'pgrep', '-x', 'Xvnc']).trim(), '', 'Xvnc runs in the container');
     assert.deepEqual(hostProcesses(`/${workspaceKey(server.workspace)}/launcher\\.sh`), [], 'no launcher on this machine');
+    await checkRecorder(server, page);
 
     await runCommand(page, TITLES.stop);
     await waitFor(async () => (await viewText(frame, 'badge')) === 'stopped', 15_000, 200, 'the view to say stopped');

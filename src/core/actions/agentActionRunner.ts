@@ -74,8 +74,12 @@ const CONTROL_POLL_MS = 20;
 /** After the stop, how long the sandbox may take to end the action before its exec client is killed. */
 const STOP_GRACE_MS = 1000;
 
+/** Sees each action that was carried out, when it ends (the flight recorder's timeline). */
+export type ActionObserver = (action: AgentAction, result: ActionResult) => void;
+
 export class AgentActionRunner {
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly observers = new Set<ActionObserver>();
 
   constructor(
     private readonly screen: ScreenAccess,
@@ -94,7 +98,13 @@ export class AgentActionRunner {
     const entry = AGENT_ACTIONS[kind] as ActionEntry<ActionOf<K>>;
     const next = this.queue.then(() => this.guarded(entry, action, options));
     this.queue = next.catch(() => undefined);
+    void next.then((result) => this.observers.forEach((observe) => observe(action, result)), () => undefined);
     return next;
+  }
+
+  onDidPerform(observer: ActionObserver): DisposableLike {
+    this.observers.add(observer);
+    return { dispose: () => this.observers.delete(observer) };
   }
 
   private async guarded<A extends AgentAction>(entry: ActionEntry<A>, action: A, options: ActionOptions): Promise<ActionResult> {

@@ -1,0 +1,462 @@
+// The flight recorder of one running screen: its own view-only RFB connection (./recorderRfb.ts)
+// through one more relay exec, the server's bytes appended as they arrive to segment files on
+// disk (./recordingFormat.ts), a new connection (segment) at least every 30 s so replay can start
+// anywhere, and a ring buffer that drops the oldest segments to stay under its bound.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AgentAction } from './actions/catalog';
+import type { Logger } from './logger';
+import { RfbProtocolError, RfbStreamFeeder, MSG_SERVER_CUT_TEXT, updateRequest } from './recorderRfb';
+import { encodeHeader, encodeRecord, encodeRecordHeader, jsonPayload, RecordType, RECORDING_FORMAT, RECORDING_VERSION, type TimelineEvent } from './recordingFormat';
+import type { StreamProcess } from './runner';
+
+export const SEGMENT_SUFFIX = '.bsrec';
+
+export interface RecorderOptions {
+  /** The screen's own directory of segment files (created when missing). */
+  readonly dir: string;
+  readonly screenId: string;
+  /** A relay to the screen's RFB socket that does not count as a viewer's activity. */
+  readonly openRelay: () => StreamProcess;
+  /** The ring buffer's bound in bytes, for every segment file of this screen together. */
+  readonly maxBytes: number;
+  readonly log: Logger;
+  /** A new segment starts after this long (the keyframe interval). */
+  readonly segmentMs?: number;
+  /** The fastest the recorder asks for updates (its own frame rate cap). */
+  readonly minUpdateIntervalMs?: number;
+  readonly now?: () => number;
+}
+
+export const DEFAULT_SEGMENT_MS = 30_000;
+/**
+ * 5 updates a second: Xvnc encodes the recorder's stream on the sandbox's CPU beside the viewers',
+ * and at 10 a second a full-screen terminal flood cost a viewer 30-40 % of its frames on a 2-core
+ * machine (test/bench/recorder.bench.ts).
+ */
+const DEFAULT_MIN_UPDATE_INTERVAL_MS = 200;
+/** A segment is also rotated once it holds this share of the bound, so several always fit. */
+const SEGMENT_SHARE = 4;
+/**
+ * …or this much: to seek, replay decodes the segment up to the time shown, and noVNC in a webview
+ * decodes a full-screen terminal flood at about 3-4 MB/s on a loaded 2-core machine.
+ */
+const SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
+/** After a connection failed, the next try waits this long. */
+const RETRY_MS = 5_000;
+
+/** A segment file of the ring buffer, as found on disk. */
+export interface SegmentFile {
+  readonly path: string;
+  readonly startedAt: number;
+  readonly seq: number;
+  readonly bytes: number;
+}
+
+export function segmentFileName(startedAt: number, seq: number): string {
+  return `seg-${startedAt}-${String(seq).padStart(6, '0')}${SEGMENT_SUFFIX}`;
+}
+
+/** The segment files of a screen's directory, oldest first. */
+export function listSegments(dir: string): SegmentFile[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const segments: SegmentFile[] = [];
+  for (const name of names) {
+    const match = /^seg-(\d+)-(\d+)\.bsrec$/.exec(name);
+    if (!match) {
+      continue;
+    }
+    const file = path.join(dir, name);
+    try {
+      segments.push({ path: file, startedAt: Number(match[1]), seq: Number(match[2]), bytes: fs.statSync(file).size });
+    } catch {
+      // removed meanwhile
+    }
+  }
+  return segments.sort((a, b) => a.startedAt - b.startedAt || a.seq - b.seq);
+}
+
+/** One RFB connection and the file its bytes go to. */
+class Segment {
+  readonly startedAt: number;
+  readonly path: string;
+  bytes = 0;
+  hasKeyframe = false;
+  private readonly relay: StreamProcess;
+  private readonly feeder: RfbStreamFeeder;
+  private out: fs.WriteStream | undefined;
+  /** Bytes that came before ServerInit gave the size the header needs. */
+  private early: Uint8Array[] = [];
+  private width = 0;
+  private height = 0;
+  /** The chunk being fed, its stretches kept so far, and where the stretch being kept starts (-1: none). */
+  private chunk: Uint8Array = new Uint8Array(0);
+  private kept: Uint8Array[] = [];
+  private keptFrom = 0;
+  /** Inside a clipboard message (which may span chunks). */
+  private dropping = false;
+  private lastRequest = 0;
+  private requestTimer: NodeJS.Timeout | undefined;
+  private ended = false;
+  private outgoing: Uint8Array[] = [];
+
+  constructor(
+    private readonly owner: Recorder,
+    seq: number,
+  ) {
+    this.startedAt = owner.now();
+    this.path = path.join(owner.options.dir, segmentFileName(this.startedAt, seq));
+    this.relay = owner.options.openRelay();
+    this.feeder = new RfbStreamFeeder({
+      send: (bytes) => this.toServer(Uint8Array.from(bytes)),
+      ready: (width, height) => this.ready(width, height),
+      messageStart: (type) => this.messageStart(type),
+      messageEnd: (type) => this.messageEnd(type),
+      updateEnd: () => this.updateEnd(),
+      resized: (width, height) => {
+        this.width = width;
+        this.height = height;
+      },
+    });
+    this.relay.stdout.on('data', (chunk: Buffer) => this.data(chunk));
+    void this.relay.exited.then(({ exitCode, stderr }) => {
+      if (!this.ended) {
+        owner.segmentFailed(this, `relay exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
+      }
+    });
+  }
+
+  /** Appends a timeline event to this segment's file. */
+  event(event: TimelineEvent): void {
+    this.write(encodeRecord(RecordType.Event, this.owner.now() - this.startedAt, jsonPayload(event)));
+  }
+
+  end(): void {
+    if (this.ended) {
+      return;
+    }
+    this.ended = true;
+    clearTimeout(this.requestTimer);
+    this.relay.kill();
+    this.out?.end();
+  }
+
+  private data(chunk: Buffer): void {
+    if (this.ended) {
+      return;
+    }
+    const t = this.owner.now() - this.startedAt;
+    this.chunk = chunk;
+    this.kept = [];
+    this.keptFrom = this.dropping ? -1 : 0;
+    try {
+      this.feeder.feed(chunk);
+    } catch (err) {
+      this.owner.segmentFailed(this, err instanceof RfbProtocolError ? err.message : String(err));
+      return;
+    }
+    if (this.keptFrom >= 0) {
+      this.kept.push(chunk.subarray(this.keptFrom));
+    }
+    for (const bytes of this.kept) {
+      if (bytes.length > 0) {
+        this.rfb(t, bytes);
+      }
+    }
+  }
+
+  /** Clipboard text is not part of the picture: its messages are left out of the recording. */
+  private messageStart(type: number): void {
+    if (type === MSG_SERVER_CUT_TEXT) {
+      if (this.keptFrom >= 0) {
+        this.kept.push(this.chunk.subarray(this.keptFrom, this.feeder.position - 1));
+      }
+      this.dropping = true;
+      this.keptFrom = -1;
+    }
+  }
+
+  private messageEnd(type: number): void {
+    if (type === MSG_SERVER_CUT_TEXT) {
+      this.dropping = false;
+      this.keptFrom = this.feeder.position;
+    }
+  }
+
+  private rfb(t: number, bytes: Uint8Array): void {
+    // A stream's chunks are never reused: kept as they are, not copied.
+    if (!this.out) {
+      this.early.push(bytes);
+      return;
+    }
+    this.write(encodeRecordHeader(RecordType.Rfb, t, bytes.length), bytes);
+  }
+
+  private ready(width: number, height: number): void {
+    this.width = width;
+    this.height = height;
+    this.out = fs.createWriteStream(this.path, { flags: 'wx', mode: 0o600 });
+    this.out.on('error', (err) => this.owner.segmentFailed(this, `cannot write ${this.path}: ${err.message}`));
+    this.write(
+      encodeHeader({ format: RECORDING_FORMAT, version: RECORDING_VERSION, startedAt: this.startedAt, screenId: this.owner.options.screenId, width, height }),
+      encodeRecord(RecordType.SegmentStart, 0, jsonPayload({ width, height })),
+    );
+    const t = this.owner.now() - this.startedAt;
+    for (const bytes of this.early.splice(0)) {
+      this.write(encodeRecordHeader(RecordType.Rfb, t, bytes.length), bytes);
+    }
+    // The keyframe: the whole screen, however little changed.
+    this.request(false);
+  }
+
+  private updateEnd(): void {
+    if (!this.hasKeyframe) {
+      this.hasKeyframe = true;
+      this.write(encodeRecord(RecordType.Keyframe, this.owner.now() - this.startedAt, new Uint8Array(0)));
+      this.owner.keyframe(this);
+    }
+    this.scheduleRequest();
+  }
+
+  /** The next incremental request: not sooner than the frame cap, and only once the disk keeps up. */
+  private scheduleRequest(): void {
+    const wait = Math.max(0, this.lastRequest + this.owner.minUpdateIntervalMs - this.owner.now());
+    const go = () => {
+      if (this.out?.writableNeedDrain) {
+        this.out.once('drain', () => this.request(true));
+      } else {
+        this.request(true);
+      }
+    };
+    if (wait === 0) {
+      go();
+    } else {
+      this.requestTimer = setTimeout(go, wait);
+    }
+  }
+
+  private request(incremental: boolean): void {
+    if (this.ended) {
+      return;
+    }
+    this.lastRequest = this.owner.now();
+    this.toServer(updateRequest(incremental, this.width, this.height));
+  }
+
+  /**
+   * Writes to the server after the parser returns: a relay that answers at once (a pipe in the
+   * same process) must not feed the parser while it runs. Order is kept.
+   */
+  private toServer(bytes: Uint8Array): void {
+    this.outgoing.push(bytes);
+    if (this.outgoing.length === 1) {
+      queueMicrotask(() => {
+        for (const part of this.outgoing.splice(0)) {
+          if (!this.ended) {
+            this.relay.stdin.write(part);
+          }
+        }
+      });
+    }
+  }
+
+  private write(...parts: Uint8Array[]): void {
+    if (!this.out || this.ended) {
+      return;
+    }
+    for (const part of parts) {
+      this.out.write(part);
+      this.bytes += part.length;
+    }
+    this.owner.wrote(this);
+  }
+}
+
+export type RecorderState = 'recording' | 'paused' | 'stopped';
+
+/**
+ * Records one running screen until disposed. Pausing ends every connection and writes nothing
+ * until resumed; what was recorded before stays.
+ */
+export class Recorder {
+  readonly minUpdateIntervalMs: number;
+  readonly now: () => number;
+  private current: Segment | undefined;
+  /** The previous segment, kept until the current one has its keyframe. */
+  private previous: Segment | undefined;
+  /** Closed segment files, oldest first (this session's and earlier ones). */
+  private closed: SegmentFile[];
+  private seq = 0;
+  private rotateTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stateNow: RecorderState = 'stopped';
+  private readonly segmentMs: number;
+
+  constructor(readonly options: RecorderOptions) {
+    this.now = options.now ?? Date.now;
+    this.segmentMs = options.segmentMs ?? DEFAULT_SEGMENT_MS;
+    this.minUpdateIntervalMs = options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS;
+    fs.mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    this.closed = listSegments(options.dir);
+    this.seq = this.closed.reduce((max, segment) => Math.max(max, segment.seq + 1), 0);
+  }
+
+  get state(): RecorderState {
+    return this.stateNow;
+  }
+
+  start(): void {
+    if (this.stateNow !== 'recording') {
+      this.stateNow = 'recording';
+      this.rotate();
+    }
+  }
+
+  /** Ends every connection: nothing is written until `start`. */
+  pause(): void {
+    if (this.stateNow === 'recording') {
+      this.stateNow = 'paused';
+      this.stopAll();
+    }
+  }
+
+  dispose(): void {
+    this.stateNow = 'stopped';
+    this.stopAll();
+  }
+
+  /** A timeline event, into the segment being recorded (dropped while paused). */
+  event(event: TimelineEvent): void {
+    (this.current?.hasKeyframe ? this.current : (this.previous ?? this.current))?.event(event);
+  }
+
+  /** Bytes on disk now: closed segments and the open ones. */
+  totalBytes(): number {
+    return this.closed.reduce((sum, segment) => sum + segment.bytes, 0) + (this.current?.bytes ?? 0) + (this.previous?.bytes ?? 0);
+  }
+
+  // --- called by segments ---
+
+  wrote(segment: Segment): void {
+    if (segment === this.current && segment.hasKeyframe && segment.bytes > Math.min(this.options.maxBytes / SEGMENT_SHARE, SEGMENT_MAX_BYTES) && !this.previous) {
+      this.rotate();
+    }
+    this.enforceBound();
+  }
+
+  keyframe(segment: Segment): void {
+    if (segment === this.current && this.previous) {
+      this.close(this.previous);
+      this.previous = undefined;
+    }
+  }
+
+  segmentFailed(segment: Segment, why: string): void {
+    if (segment !== this.current && segment !== this.previous) {
+      return;
+    }
+    this.options.log.warn(`recorder: ${why}`);
+    this.close(segment);
+    if (segment === this.previous) {
+      this.previous = undefined;
+      return;
+    }
+    this.current = this.previous;
+    this.previous = undefined;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.stateNow === 'recording' && this.rotate(), RETRY_MS);
+  }
+
+  // --- internals ---
+
+  /** Starts the next segment; the one recording now goes on until the new one has its keyframe. */
+  private rotate(): void {
+    clearTimeout(this.rotateTimer);
+    if (this.stateNow !== 'recording') {
+      return;
+    }
+    if (this.previous) {
+      // The last rotation never reached its keyframe: give up on the older one.
+      this.close(this.previous);
+    }
+    this.previous = this.current;
+    try {
+      this.current = new Segment(this, this.seq++);
+    } catch (err) {
+      this.current = undefined;
+      this.segmentFailed(this.previous!, `cannot open a relay: ${String(err)}`);
+      return;
+    }
+    const started = this.current;
+    this.rotateTimer = setTimeout(() => {
+      if (this.current === started && !started.hasKeyframe) {
+        // A connection that drew no full screen in a whole segment's time is replaced.
+        this.segmentFailed(started, 'no full screen update within a segment');
+      } else {
+        this.rotate();
+      }
+    }, this.segmentMs);
+  }
+
+  private close(segment: Segment): void {
+    segment.end();
+    if (segment.bytes > 0) {
+      this.closed.push({ path: segment.path, startedAt: segment.startedAt, seq: 0, bytes: segment.bytes });
+    } else {
+      fs.rmSync(segment.path, { force: true });
+    }
+    this.enforceBound();
+  }
+
+  private stopAll(): void {
+    clearTimeout(this.rotateTimer);
+    clearTimeout(this.retryTimer);
+    for (const segment of [this.previous, this.current]) {
+      if (segment) {
+        this.close(segment);
+      }
+    }
+    this.previous = this.current = undefined;
+  }
+
+  /** Drops the oldest closed segments until everything fits the bound. */
+  private enforceBound(): void {
+    while (this.closed.length > 0 && this.totalBytes() > this.options.maxBytes) {
+      const oldest = this.closed.shift()!;
+      fs.rmSync(oldest.path, { force: true });
+    }
+  }
+}
+
+/** A short label of an action for the timeline; typed text is not written out (the screen shows it). */
+export function actionLabel(action: AgentAction): string {
+  switch (action.kind) {
+    case 'click':
+      return `${action.double ? 'double-click' : 'click'} ${action.button} ${action.at.x},${action.at.y}`;
+    case 'move':
+      return `move ${action.at.x},${action.at.y}`;
+    case 'drag':
+      return `drag ${action.from.x},${action.from.y} → ${action.to.x},${action.to.y}`;
+    case 'scroll':
+      return `scroll ${action.direction} ×${action.amount} at ${action.at.x},${action.at.y}`;
+    case 'type':
+      return `type ${[...action.text].length} characters`;
+    case 'key':
+      return `key ${action.chord}`;
+    case 'openUrl':
+      return `open ${action.url}`;
+    case 'wait':
+      return `wait ${action.seconds} s`;
+    case 'screenshot':
+      return 'screenshot';
+  }
+}
+
+export function actionEvent(action: AgentAction): TimelineEvent {
+  return { kind: 'action', what: action.kind, label: actionLabel(action) };
+}

@@ -1,0 +1,172 @@
+// The flight recorder in the window: records the running screen (src/core/recorder.ts) while
+// `botScreen.recorder.enabled`, marks agent actions and control changes on its timeline, and
+// shows recording / paused in its own status bar item, which pauses and resumes it.
+import * as vscode from 'vscode';
+import type { AgentActionRunner } from './core/actions/agentActionRunner';
+import type { Lease } from './core/lease';
+import { Disposable } from './core/lifecycle';
+import type { Logger } from './core/logger';
+import { actionEvent, Recorder } from './core/recorder';
+import { screenDir } from './core/recorderStore';
+import type { TimelineEvent } from './core/recordingFormat';
+import type { ScreenController } from './core/screen';
+import type { Control } from './control';
+import { userSetting, workspaceKey } from './settings';
+
+export type RecordingState = 'off' | 'recording' | 'paused';
+
+const PAUSED_KEY = 'botScreen.recorder.paused';
+const DEFAULT_MAX_MB = 256;
+
+/** The recorder settings, from the user's settings only: a workspace (or the agent) cannot stop the recording or fill the disk. */
+function recorderSettings(): { enabled: boolean; maxBytes: number } {
+  const mb = userSetting<number>('recorder.maxMB');
+  return {
+    enabled: userSetting<boolean>('recorder.enabled') !== false,
+    maxBytes: Math.max(1, typeof mb === 'number' && Number.isFinite(mb) ? mb : DEFAULT_MAX_MB) * 1024 * 1024,
+  };
+}
+
+export class Recordings extends Disposable {
+  /** Every screen's recordings: `<root>/<screen id>/seg-*.bsrec`. */
+  readonly root: string;
+  readonly screenId = workspaceKey();
+  private recorder: Recorder | undefined;
+  private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
+  readonly onDidChange = this.changed.event;
+  private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.recorder', vscode.StatusBarAlignment.Left, 49));
+
+  constructor(
+    private readonly extension: vscode.ExtensionContext,
+    private readonly controller: ScreenController,
+    control: Control,
+    private readonly log: Logger,
+  ) {
+    super();
+    this.root = vscode.Uri.joinPath(extension.globalStorageUri, 'recordings').fsPath;
+    this.item.name = vscode.l10n.t('Bot Screen recorder');
+    this.item.command = 'botScreen.toggleRecording';
+    this.register(controller.onStatus(() => this.follow()));
+    this.register(control.onDidChange((lease) => this.event(controlEvent(lease))));
+    this.register(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('botScreen.recorder')) {
+          this.restart();
+        }
+      }),
+    );
+    this.register({ dispose: () => this.stopRecorder() });
+    this.follow();
+  }
+
+  get state(): RecordingState {
+    if (!recorderSettings().enabled || this.controller.status.state !== 'running') {
+      return 'off';
+    }
+    return this.paused ? 'paused' : 'recording';
+  }
+
+  /** Puts agent actions on the timeline. */
+  watchActions(runner: AgentActionRunner): void {
+    this.register(runner.onDidPerform((action, result) => result.status === 'done' && this.event(actionEvent(action))));
+  }
+
+  pause(): void {
+    void this.extension.workspaceState.update(PAUSED_KEY, true);
+    this.recorder?.pause();
+    this.log.info('recorder paused');
+    this.render();
+  }
+
+  resume(): void {
+    void this.extension.workspaceState.update(PAUSED_KEY, false);
+    this.log.info('recorder resumed');
+    this.follow();
+  }
+
+  /** Stops writing this screen's recording while `work` runs (a delete), then goes on. */
+  async withoutRecorder<T>(work: () => T | Promise<T>): Promise<T> {
+    this.stopRecorder();
+    try {
+      return await work();
+    } finally {
+      this.follow();
+    }
+  }
+
+  /** The directory of this window's screen's recording. */
+  dir(): string {
+    return screenDir(this.root, this.screenId);
+  }
+
+  private get paused(): boolean {
+    return this.extension.workspaceState.get<boolean>(PAUSED_KEY) === true;
+  }
+
+  private event(event: TimelineEvent): void {
+    this.recorder?.event(event);
+  }
+
+  private restart(): void {
+    this.stopRecorder();
+    this.follow();
+  }
+
+  /** Records while the screen runs, the setting allows it and nobody paused it; else nothing runs. */
+  private follow(): void {
+    const state = this.state;
+    if (state === 'off') {
+      this.stopRecorder();
+    } else if (!this.recorder) {
+      const { maxBytes } = recorderSettings();
+      try {
+        this.recorder = new Recorder({
+          dir: this.dir(),
+          screenId: this.screenId,
+          maxBytes,
+          log: this.log,
+          openRelay: () => this.controller.openRelay({ passive: true }),
+        });
+      } catch (err) {
+        this.log.warn(`recorder cannot use ${this.dir()}: ${String(err)}`);
+      }
+    }
+    if (state === 'recording') {
+      this.recorder?.start();
+    } else {
+      this.recorder?.pause();
+    }
+    this.render();
+  }
+
+  private stopRecorder(): void {
+    this.recorder?.dispose();
+    this.recorder = undefined;
+  }
+
+  private render(): void {
+    const state = this.state;
+    void vscode.commands.executeCommand('setContext', 'botScreen.recorder', state);
+    this.changed.fire(state);
+    if (state === 'off') {
+      this.item.hide();
+      return;
+    }
+    if (state === 'recording') {
+      this.item.text = `$(record) ${vscode.l10n.t('REC')}`;
+      this.item.tooltip = vscode.l10n.t('Bot Screen records this screen into this machine\'s extension storage (nothing leaves it unless you export). Click to pause.');
+      this.item.backgroundColor = undefined;
+    } else {
+      this.item.text = `$(debug-pause) ${vscode.l10n.t('Recording paused')}`;
+      this.item.tooltip = vscode.l10n.t('The Bot Screen recorder is paused: nothing is written. Click to resume.');
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+    }
+    this.item.accessibilityInformation = { label: String(this.item.tooltip) };
+    this.item.show();
+  }
+}
+
+function controlEvent(lease: Lease): TimelineEvent {
+  const label = lease.holder === 'human' ? vscode.l10n.t('A person took control') : vscode.l10n.t('Control handed back to the agent');
+  return { kind: 'control', what: lease.holder, label };
+}

@@ -1,0 +1,191 @@
+// The Open Recording editor panel: the replay webview (webview/replay.ts) of one screen's
+// recording or of an exported recording file, and where its exports are saved.
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Logger } from './core/logger';
+import { exportRecording, type RecordingSummary } from './core/recorderStore';
+import type { ReplayHostMessage, ReplayWebviewMessage } from './replayProtocol';
+
+/** What a panel replays: a screen's ring buffer (its segment files), or one exported file. */
+export type ReplaySource = { readonly kind: 'screen'; readonly summary: RecordingSummary } | { readonly kind: 'file'; readonly file: string };
+
+/** The open panels, newest last: tests and commands reach them. */
+const panels = new Set<RecordingPanel>();
+
+export class RecordingPanel {
+  private readonly panel: vscode.WebviewPanel;
+  private readonly videoWaiters: ((file: string | undefined) => void)[] = [];
+  /** A target chosen before the export (the command's argument): no save dialog then. */
+  private videoTarget: vscode.Uri | undefined;
+
+  static latest(): RecordingPanel | undefined {
+    return [...panels].pop();
+  }
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly source: ReplaySource,
+    private readonly log: Logger,
+  ) {
+    const files = source.kind === 'screen' ? source.summary.segments.map((s) => s.path) : [source.file];
+    const roots = [...new Set(files.map((file) => path.dirname(file)))].map((dir) => vscode.Uri.file(dir));
+    this.panel = vscode.window.createWebviewPanel(
+      'botScreen.replay',
+      vscode.l10n.t('Recording: {0}', source.kind === 'screen' ? new Date(source.summary.startedAt).toLocaleString() : path.basename(source.file)),
+      vscode.ViewColumn.Active,
+      {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+        localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media'), ...roots],
+      },
+    );
+    panels.add(this);
+    this.panel.onDidDispose(() => {
+      panels.delete(this);
+      this.videoWaiters.splice(0).forEach((resolve) => resolve(undefined));
+    });
+    const webview = this.panel.webview;
+    webview.html = this.html(webview);
+    webview.onDidReceiveMessage((message: ReplayWebviewMessage) => {
+      if (message.type === 'ready') {
+        void this.post({
+          type: 'load',
+          urls: files.map((file) => webview.asWebviewUri(vscode.Uri.file(file)).toString()),
+          strings: {
+            play: vscode.l10n.t('Play'),
+            pause: vscode.l10n.t('Pause'),
+            empty: vscode.l10n.t('Nothing of this recording can be read any more.'),
+            exporting: vscode.l10n.t('Recording the video while it plays…'),
+          },
+        });
+      } else if (message.type === 'exportRaw') {
+        void this.exportRaw();
+      } else if (message.type === 'video') {
+        void this.saveVideo(message.data, message.durationMs);
+      }
+    });
+  }
+
+  seek(t: number): Thenable<boolean> {
+    return this.post({ type: 'seek', t });
+  }
+
+  /** Plays from the current position to the end into a WebM; resolves with the file written (undefined: none). */
+  exportVideo(target?: vscode.Uri): Promise<string | undefined> {
+    this.videoTarget = target;
+    const done = new Promise<string | undefined>((resolve) => this.videoWaiters.push(resolve));
+    void this.post({ type: 'exportVideo' });
+    return done;
+  }
+
+  /** Saves the recording as one file in the documented format. */
+  exportRaw(target?: vscode.Uri): Promise<string | undefined> {
+    return exportRaw(this.source, this.log, target);
+  }
+
+  private async saveVideo(data: Uint8Array, durationMs: number): Promise<void> {
+    const target =
+      this.videoTarget ??
+      (await vscode.window.showSaveDialog({
+        title: vscode.l10n.t('Export Video'),
+        filters: { WebM: ['webm'] },
+        defaultUri: vscode.Uri.file(path.join(defaultFolder(), `botscreen-${stamp()}.webm`)),
+      }));
+    this.videoTarget = undefined;
+    let written: string | undefined;
+    if (target) {
+      try {
+        fs.writeFileSync(target.fsPath, data, { mode: 0o600 });
+        written = target.fsPath;
+        this.log.info(`video exported to ${written} (${data.length} bytes, ${Math.round(durationMs)} ms)`);
+      } catch (err) {
+        void vscode.window.showErrorMessage(vscode.l10n.t('Cannot export the video to {0}: {1}', target.fsPath, String(err)));
+      }
+    }
+    this.videoWaiters.splice(0).forEach((resolve) => resolve(written));
+  }
+
+  private post(message: ReplayHostMessage): Thenable<boolean> {
+    return this.panel.webview.postMessage(message);
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(18).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'replay.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'replay.css'));
+    const csp = [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src ${webview.cspSource}`,
+      // noVNC draws Tight-JPEG rectangles through data: URLs.
+      `img-src ${webview.cspSource} data:`,
+      // The recording's own files, read with fetch.
+      `connect-src ${webview.cspSource}`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="${vscode.env.language}">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}">
+</head>
+<body>
+<div class="toolbar">
+  <button id="play">${vscode.l10n.t('Play')}</button>
+  <label>${vscode.l10n.t('Speed')} <select id="speed"><option value="1">1×</option><option value="2">2×</option><option value="8">8×</option></select></label>
+  <button id="next-action">${vscode.l10n.t('Next action')}</button>
+  <span class="clock" id="clock">0:00 / 0:00</span>
+  <button id="export-video">${vscode.l10n.t('Export Video…')}</button>
+  <button id="export-raw">${vscode.l10n.t('Export Recording…')}</button>
+  <span class="status" id="status" role="status"></span>
+</div>
+<div class="timeline">
+  <input type="range" id="scrub" min="0" max="0" value="0" step="1" aria-label="${vscode.l10n.t('Position in the recording')}">
+  <div class="marks" id="marks"></div>
+</div>
+<div class="stage"><canvas id="output" width="0" height="0"></canvas></div>
+<div class="decoder" id="decoder" aria-hidden="true"></div>
+<script type="module" nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+}
+
+/** Saves a recording as one file in the documented format; asks where unless given `target`. */
+export async function exportRaw(source: ReplaySource, log: Logger, target?: vscode.Uri): Promise<string | undefined> {
+  const chosen =
+    target ??
+    (await vscode.window.showSaveDialog({
+      title: vscode.l10n.t('Export Recording'),
+      filters: { [vscode.l10n.t('Bot Screen recording')]: ['bsrec'] },
+      defaultUri: vscode.Uri.file(path.join(defaultFolder(), `botscreen-${stamp()}.bsrec`)),
+    }));
+  if (!chosen) {
+    return undefined;
+  }
+  try {
+    if (source.kind === 'screen') {
+      exportRecording(source.summary, chosen.fsPath);
+    } else {
+      fs.copyFileSync(source.file, chosen.fsPath);
+    }
+  } catch (err) {
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot export the recording to {0}: {1}', chosen.fsPath, String(err)));
+    return undefined;
+  }
+  log.info(`recording exported to ${chosen.fsPath}`);
+  return chosen.fsPath;
+}
+
+/** Exports are offered outside the workspace: the sandbox (the agent) may see the workspace's files. */
+function defaultFolder(): string {
+  return os.homedir();
+}
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
+}

@@ -1,0 +1,114 @@
+// Flight recorder costs on a real Docker sandbox: a viewer-like RFB client's frames per second
+// and this process's CPU (where the extension host runs the recorder) with and without the
+// recorder during a terminal flood; recording size per minute idle and in the flood. Prints a
+// table; asserts nothing.
+// Seek latency over a long recording is measured by test/integration/recorder.test.ts (its log).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxBackends } from '../../src/core/backends/registry';
+import { listSegments, Recorder } from '../../src/core/recorder';
+import { RfbStreamFeeder, updateRequest } from '../../src/core/recorderRfb';
+import { ScreenController } from '../../src/core/screen';
+import { removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
+
+const PHASE_MS = Number(process.env.BENCH_PHASE_S ?? 30) * 1000;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A viewer stand-in: asks for the next update as soon as one ends (as noVNC does) and counts them. */
+function viewer(controller: ScreenController): { frames(): number; close(): void } {
+  const relay = controller.openRelay();
+  let frames = 0;
+  let width = 0;
+  let height = 0;
+  const feeder = new RfbStreamFeeder({
+    send: (bytes) => queueMicrotask(() => relay.stdin.write(bytes)),
+    ready: (w, h) => {
+      [width, height] = [w, h];
+      queueMicrotask(() => relay.stdin.write(updateRequest(false, width, height)));
+    },
+    messageStart: () => undefined,
+    messageEnd: () => undefined,
+    updateEnd: () => {
+      frames++;
+      queueMicrotask(() => relay.stdin.write(updateRequest(true, width, height)));
+    },
+    resized: (w, h) => ([width, height] = [w, h]),
+  });
+  relay.stdout.on('data', (chunk: Buffer) => feeder.feed(chunk));
+  return { frames: () => frames, close: () => relay.kill() };
+}
+
+async function measure(controller: ScreenController, withRecorder: boolean, dir: string): Promise<{ fps: number; cpu: number; mbPerMin: number }> {
+  const watcher = viewer(controller);
+  await sleep(2000);
+  const recorder = withRecorder
+    ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) })
+    : undefined;
+  recorder?.start();
+  await sleep(2000);
+  const frames0 = watcher.frames();
+  const bytes0 = recorder?.totalBytes() ?? 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = Date.now();
+  await sleep(PHASE_MS);
+  const ms = Date.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const fps = ((watcher.frames() - frames0) * 1000) / ms;
+  const mbPerMin = (((recorder?.totalBytes() ?? 0) - bytes0) / 1024 / 1024) * (60_000 / ms);
+  recorder?.dispose();
+  watcher.close();
+  return { fps, cpu: (100 * (cpu.user + cpu.system)) / 1000 / ms, mbPerMin };
+}
+
+async function main(): Promise<void> {
+  const config = settings({ geometry: '1280x800' });
+  const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
+  const dir = mkdtempSync(join(tmpdir(), 'botscreen-recorder-bench-'));
+  try {
+    await controller.start();
+    const container = controller.status.sandbox!.id;
+    const env = controller.status.screen!.env;
+    const display = [`DISPLAY=${env.DISPLAY}`, `XAUTHORITY=${env.XAUTHORITY}`];
+    const run = (...argv: string[]) => sh('docker', ['exec', '-d', '-u', 'pn', container, 'env', ...display, ...argv]);
+    const rows: string[] = [];
+
+    // Idle: the desktop as it starts.
+    await sleep(3000);
+    const idle = await measure(controller, true, join(dir, 'idle'));
+    rows.push(`| idle desktop | recording | ${idle.fps.toFixed(1)} | ${idle.cpu.toFixed(1)} % | ${idle.mbPerMin.toFixed(2)} |`);
+
+    // Terminal flood, alternating without and with the recorder.
+    run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do head -c 3000 /dev/urandom | base64; done');
+    await sleep(3000);
+    for (let round = 0; round < ROUNDS; round++) {
+      const off = await measure(controller, false, join(dir, `off${round}`));
+      rows.push(`| terminal flood | off | ${off.fps.toFixed(1)} | ${off.cpu.toFixed(1)} % | – |`);
+      const on = await measure(controller, true, join(dir, `on${round}`));
+      rows.push(`| terminal flood | recording | ${on.fps.toFixed(1)} | ${on.cpu.toFixed(1)} % | ${on.mbPerMin.toFixed(1)} |`);
+    }
+    sh('docker', ['exec', container, 'pkill', '-f', 'head -c 3000']);
+    sh('docker', ['exec', container, 'pkill', 'xfce4-terminal']);
+
+    console.log(`\nFlight recorder, ${PHASE_MS / 1000} s a row, 1280x800 (viewer stand-in: an RFB client asking for each next update at once)\n`);
+    console.log('| workload | recorder | viewer frames/s | this process CPU | recording MB/min |');
+    console.log('|---|---|---|---|---|');
+    rows.forEach((row) => console.log(row));
+    const kept = listSegments(join(dir, 'on0')).length;
+    console.log(`\n(${kept} segments in one flood row)`);
+  } finally {
+    await controller.stop().catch(() => undefined);
+    controller.dispose();
+    removeTestContainers(config.workspaceKey);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+void main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

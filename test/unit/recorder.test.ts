@@ -1,0 +1,495 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
+import { listSegments, Recorder } from '../../src/core/recorder';
+import { deleteRecording, exportRecording, isScreenId, listRecordings, recordingOf } from '../../src/core/recorderStore';
+import { RfbStreamFeeder, setEncodings, setPixelFormat } from '../../src/core/recorderRfb';
+import {
+  concatRecordings,
+  encodeHeader,
+  encodeRecord,
+  readRecording,
+  RecordingFormatError,
+  RecordType,
+  segmentAt,
+  timelineOf,
+  type RecordingHeader,
+} from '../../src/core/recordingFormat';
+import type { StreamProcess } from '../../src/core/runner';
+import { withWebmDuration } from '../../webview/webmDuration';
+
+const header: RecordingHeader = { format: 'botscreen-recording', version: 1, startedAt: 1_000_000, screenId: 'abc', width: 64, height: 48 };
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  return Uint8Array.from(Buffer.concat(parts.map((part) => Buffer.from(part))));
+}
+
+// --- the file format ---
+
+test('format: header and records read back as written, a cut-short tail is left out', () => {
+  const payload = Uint8Array.from([1, 2, 3, 250]);
+  const bytes = concat([
+    encodeHeader(header),
+    encodeRecord(RecordType.SegmentStart, 0, new TextEncoder().encode('{"width":64,"height":48}')),
+    encodeRecord(RecordType.Rfb, 17, payload),
+    encodeRecord(RecordType.Keyframe, 20, new Uint8Array(0)),
+    encodeRecord(RecordType.Event, 4_000_000_000, new TextEncoder().encode('{"kind":"action","what":"click","label":"click 1,2"}')),
+  ]);
+  const read = readRecording(bytes);
+  assert.deepEqual(read.header, header);
+  assert.equal(read.truncated, false);
+  assert.deepEqual(
+    read.records.map((r) => [r.type, r.t, [...r.payload].length]),
+    [
+      [RecordType.SegmentStart, 0, 24],
+      [RecordType.Rfb, 17, 4],
+      [RecordType.Keyframe, 20, 0],
+      [RecordType.Event, 4_000_000_000, 52],
+    ],
+  );
+  assert.deepEqual([...read.records[1].payload], [1, 2, 3, 250]);
+  const cut = readRecording(bytes.subarray(0, bytes.length - 3));
+  assert.equal(cut.truncated, true);
+  assert.equal(cut.records.length, 3);
+});
+
+test('format: another file, another format or a newer version is refused with a reason', () => {
+  assert.throws(() => readRecording(new TextEncoder().encode('PNG not a recording')), RecordingFormatError);
+  assert.throws(() => readRecording(encodeHeader({ ...header, version: 2 })), /version 2 is not supported/);
+  assert.throws(() => readRecording(encodeHeader({ ...header, format: 'other' as 'botscreen-recording' })), /unknown format/);
+});
+
+test('format: the timeline splits segments, and seeking picks the last segment drawable at t', () => {
+  const empty = new Uint8Array(0);
+  const first = readRecording(
+    concat([
+      encodeHeader(header),
+      encodeRecord(RecordType.SegmentStart, 0, empty),
+      encodeRecord(RecordType.Rfb, 0, Uint8Array.of(1)),
+      encodeRecord(RecordType.Keyframe, 100, empty),
+      encodeRecord(RecordType.Event, 500, new TextEncoder().encode('{"kind":"action","what":"type","label":"typing"}')),
+      encodeRecord(RecordType.Rfb, 30_500, Uint8Array.of(2)),
+    ]),
+  );
+  const second = readRecording(
+    concat([
+      encodeHeader({ ...header, startedAt: header.startedAt + 30_000 }),
+      encodeRecord(RecordType.SegmentStart, 0, empty),
+      encodeRecord(RecordType.Rfb, 0, Uint8Array.of(3)),
+      encodeRecord(RecordType.Keyframe, 200, empty),
+      encodeRecord(RecordType.Event, 1000, new TextEncoder().encode('{"kind":"control","what":"human","label":"a person took control"}')),
+    ]),
+  );
+  const joined = readRecording(concat(concatRecordings([first, second])));
+  assert.equal(joined.header.startedAt, header.startedAt);
+  const timeline = timelineOf(joined.records);
+  assert.equal(timeline.segments.length, 2);
+  assert.deepEqual(
+    timeline.segments.map((s) => [s.start, s.keyframe, s.end, s.rfb.length]),
+    [
+      [0, 100, 30_500, 2],
+      [30_000, 30_200, 30_000, 1],
+    ],
+  );
+  assert.deepEqual(
+    timeline.events.map((e) => [e.t, e.event.what]),
+    [
+      [500, 'type'],
+      [31_000, 'human'],
+    ],
+  );
+  assert.equal(timeline.duration, 31_000);
+  assert.equal(segmentAt(timeline, 0), 0, 'before any keyframe: the first drawable segment');
+  assert.equal(segmentAt(timeline, 30_199), 0);
+  assert.equal(segmentAt(timeline, 30_200), 1);
+  assert.throws(() => concatRecordings([]), /nothing recorded/);
+});
+
+// --- the RFB client ---
+
+/** A server's side of the handshake up to ServerInit (w×h, name "x"). */
+function serverHello(w: number, h: number): Buffer {
+  const init = Buffer.alloc(24);
+  init.writeUInt16BE(w, 0);
+  init.writeUInt16BE(h, 2);
+  init.writeUInt32BE(1, 20);
+  return Buffer.concat([Buffer.from('RFB 003.008\n'), Buffer.from([2, 2, 1]), Buffer.alloc(4), init, Buffer.from('x')]);
+}
+
+function rect(x: number, y: number, w: number, h: number, encoding: number, body: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(12);
+  head.writeUInt16BE(x, 0);
+  head.writeUInt16BE(y, 2);
+  head.writeUInt16BE(w, 4);
+  head.writeUInt16BE(h, 6);
+  head.writeInt32BE(encoding, 8);
+  return Buffer.concat([head, body]);
+}
+
+function update(...rects: Buffer[]): Buffer {
+  const head = Buffer.from([0, 0, 0, 0]);
+  head.writeUInt16BE(rects.length, 2);
+  return Buffer.concat([head, ...rects]);
+}
+
+function cutText(text: string): Buffer {
+  const head = Buffer.alloc(8);
+  head[0] = 3;
+  head.writeUInt32BE(text.length, 4);
+  return Buffer.concat([head, Buffer.from(text, 'latin1')]);
+}
+
+/** Every Tight kind the parser must size, plus ZRLE, Raw, CopyRect, a resize and LastRect. */
+function richUpdate(): Buffer {
+  const zrle = Buffer.alloc(4 + 300);
+  zrle.writeUInt32BE(300, 0);
+  return update(
+    rect(0, 0, 10, 10, 7, Buffer.from([0x80, 1, 2, 3])), // fill
+    rect(0, 0, 10, 10, 7, Buffer.concat([Buffer.from([0x90, 0x81, 0x01]), Buffer.alloc(129, 7)])), // JPEG, 2-byte length
+    rect(0, 0, 2, 1, 7, Buffer.concat([Buffer.from([0x00]), Buffer.alloc(6, 9)])), // basic copy, 6 raw bytes
+    rect(0, 0, 16, 2, 7, Buffer.concat([Buffer.from([0x40, 1, 1]), Buffer.alloc(6, 1), Buffer.alloc(4, 2)])), // 2-colour palette: 2×2 raw bytes
+    rect(0, 0, 20, 20, 7, Buffer.concat([Buffer.from([0x40, 1, 3]), Buffer.alloc(12, 1), Buffer.from([0x85, 0x80, 0x01]), Buffer.alloc(16389, 3)])), // 4-colour palette, 3-byte length
+    rect(0, 0, 20, 20, 7, Buffer.concat([Buffer.from([0x40, 2]), Buffer.from([0x20]), Buffer.alloc(32, 4)])), // gradient
+    rect(0, 0, 1, 1, 16, zrle),
+    rect(0, 0, 2, 2, 0, Buffer.alloc(16, 5)),
+    rect(1, 1, 2, 2, 1, Buffer.alloc(4)),
+    rect(0, 0, 80, 60, -308, Buffer.concat([Buffer.from([1, 0, 0, 0]), Buffer.alloc(16)])),
+    rect(0, 0, 0, 0, -224),
+  );
+}
+
+function feedInPieces(feeder: RfbStreamFeeder, bytes: Buffer, sizes: readonly number[]): void {
+  let at = 0;
+  let i = 0;
+  while (at < bytes.length) {
+    const n = sizes[i++ % sizes.length];
+    feeder.feed(bytes.subarray(at, at + n));
+    at += n;
+  }
+}
+
+test('rfb client: answers the handshake as a shared client, asks for noVNC\'s pixel format, and frames every message however the stream is cut', () => {
+  for (const sizes of [[1], [3, 7, 1], [100_000], [13, 4096]]) {
+    const sent: Buffer[] = [];
+    const seen: string[] = [];
+    const feeder = new RfbStreamFeeder({
+      send: (bytes) => sent.push(Buffer.from(bytes)),
+      ready: (w, h) => seen.push(`ready ${w}x${h}`),
+      messageStart: (type) => seen.push(`start ${type}`),
+      messageEnd: (type) => seen.push(`end ${type}`),
+      updateEnd: () => seen.push('update'),
+      resized: (w, h) => seen.push(`resized ${w}x${h}`),
+    });
+    const stream = Buffer.concat([serverHello(64, 48), richUpdate(), Buffer.from([2]), cutText('secret'), update(rect(0, 0, 1, 1, 0, Buffer.alloc(4)))]);
+    feedInPieces(feeder, stream, sizes);
+    assert.deepEqual(
+      seen,
+      ['ready 64x48', 'start 0', 'resized 80x60', 'end 0', 'update', 'start 2', 'end 2', 'start 3', 'end 3', 'start 0', 'end 0', 'update'],
+      `pieces ${sizes.join(',')}`,
+    );
+    assert.deepEqual(
+      sent.map((b) => [...b]),
+      [[...Buffer.from('RFB 003.008\n')], [1], [1], [...setPixelFormat()], [...setEncodings()]],
+    );
+  }
+});
+
+test('rfb client: the pixel format is the one noVNC sends (32 bpp, depth 24, little-endian, RGB at 0/8/16)', () => {
+  assert.deepEqual([...setPixelFormat()], [0, 0, 0, 0, 32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 0, 8, 16, 0, 0, 0]);
+  const encodings = Buffer.from(setEncodings());
+  const list = Array.from({ length: encodings.readUInt16BE(2) }, (_, i) => encodings.readInt32BE(4 + 4 * i));
+  assert.ok(!list.includes(-239), 'no cursor pseudo-encoding: the server draws the pointer into the recording');
+  assert.ok(!list.includes(-312) && !list.includes(-313), 'nothing that needs an answer');
+});
+
+test('rfb client: a server without security type None, or an unknown message, fails with a reason', () => {
+  const events = { send() {}, ready() {}, messageStart() {}, messageEnd() {}, updateEnd() {}, resized() {} };
+  assert.throws(() => new RfbStreamFeeder(events).feed(Buffer.concat([Buffer.from('RFB 003.008\n'), Buffer.from([1, 2])])), /no security type/);
+  assert.throws(() => new RfbStreamFeeder(events).feed(Buffer.concat([serverHello(4, 4), Buffer.from([77])])), /unexpected server message 77/);
+  assert.throws(() => new RfbStreamFeeder(events).feed(Buffer.from('HTTP/1.1 200')), /unsupported server version/);
+});
+
+// --- the recorder with an in-process RFB server on a relay's pipes ---
+
+/**
+ * One relay: a tiny RFB server on PassThrough pipes that answers each update request with
+ * `bytesPerUpdate` of ZRLE, sends clipboard text once, and records every client message type.
+ */
+class FakeRelay {
+  readonly stdin = new PassThrough();
+  readonly stdout = new PassThrough();
+  readonly clientTypes: number[] = [];
+  readonly requests: boolean[] = [];
+  killed = false;
+  private resolveExit!: (value: { exitCode: number | null; stderr: string }) => void;
+  readonly exited = new Promise<{ exitCode: number | null; stderr: string }>((resolve) => (this.resolveExit = resolve));
+  readonly pid = 1;
+  private buffered = Buffer.alloc(0);
+  private stage = 0;
+
+  constructor(private readonly bytesPerUpdate: number) {
+    this.stdin.on('data', (chunk: Buffer) => this.client(chunk));
+    this.stdout.write(Buffer.from('RFB 003.008\n'));
+  }
+
+  kill(): void {
+    this.killed = true;
+    this.stdout.end();
+    this.resolveExit({ exitCode: null, stderr: '' });
+  }
+
+  private client(chunk: Buffer): void {
+    this.buffered = Buffer.concat([this.buffered, chunk]);
+    for (;;) {
+      const need = this.stage === 0 ? 12 : this.stage < 3 ? 1 : this.messageLength();
+      if (need === undefined || this.buffered.length < need) {
+        return;
+      }
+      const message = this.buffered.subarray(0, need);
+      this.buffered = this.buffered.subarray(need);
+      if (this.stage === 0) {
+        this.stdout.write(Buffer.from([1, 1]));
+      } else if (this.stage === 1) {
+        this.stdout.write(Buffer.alloc(4));
+      } else if (this.stage === 2) {
+        this.stdout.write(serverHello(64, 48).subarray(12 + 3 + 4));
+      } else {
+        this.clientTypes.push(message[0]);
+        if (message[0] === 3 && !this.killed) {
+          this.requests.push(message[1] === 1);
+          const zrle = Buffer.alloc(4 + this.bytesPerUpdate, 1);
+          zrle.writeUInt32BE(this.bytesPerUpdate, 0);
+          if (this.requests.length === 2) {
+            this.stdout.write(cutText('my password'));
+          }
+          this.stdout.write(update(rect(0, 0, 64, 48, 16, zrle)));
+        }
+      }
+      this.stage = Math.min(3, this.stage + 1);
+    }
+  }
+
+  private messageLength(): number | undefined {
+    if (this.buffered.length === 0) {
+      return undefined;
+    }
+    switch (this.buffered[0]) {
+      case 0:
+        return 20;
+      case 2:
+        return this.buffered.length < 4 ? undefined : 4 + 4 * this.buffered.readUInt16BE(2);
+      case 3:
+        return 10;
+      default:
+        return 1; // anything else is what the test fails on
+    }
+  }
+}
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-recorder-unit-'));
+}
+
+test('recorder: segments rotate with a keyframe each, clipboard text is left out, and no input message is ever sent', async () => {
+  const dir = tempDir();
+  const relays: FakeRelay[] = [];
+  const recorder = new Recorder({
+    dir,
+    screenId: 'abc',
+    maxBytes: 64 * 1024 * 1024,
+    segmentMs: 150,
+    minUpdateIntervalMs: 10,
+    log: silent,
+    openRelay: () => {
+      const relay = new FakeRelay(1000);
+      relays.push(relay);
+      return relay as unknown as StreamProcess;
+    },
+  });
+  recorder.start();
+  await sleep(200);
+  recorder.event({ kind: 'action', what: 'click', label: 'click at 3, 4' });
+  await sleep(300);
+  recorder.dispose();
+  await sleep(50);
+  assert.ok(relays.length >= 3, `rotated: ${relays.length} connections`);
+  assert.ok(relays.every((relay) => relay.killed), 'every connection was ended');
+  for (const relay of relays) {
+    assert.deepEqual([...new Set(relay.clientTypes)].sort(), [0, 2, 3], 'SetPixelFormat, SetEncodings and requests only');
+    assert.equal(relay.requests[0], false, 'each connection starts with a full (non-incremental) update');
+    assert.ok(relay.requests.slice(1).every(Boolean), 'then incremental ones');
+  }
+  const segments = listSegments(dir);
+  assert.ok(segments.length >= 3);
+  let events = 0;
+  for (const segment of segments) {
+    const bytes = fs.readFileSync(segment.path);
+    assert.equal((fs.statSync(segment.path).mode & 0o777).toString(8), '600');
+    assert.ok(!bytes.includes('my password'), 'clipboard text is not recorded');
+    const { header: h, records } = readRecording(bytes);
+    assert.equal(h.width, 64);
+    assert.equal(records[0].type, RecordType.SegmentStart);
+    const timeline = timelineOf(records);
+    assert.equal(timeline.segments.length, 1);
+    assert.notEqual(timeline.segments[0].keyframe, undefined, 'each segment has its keyframe');
+    // The recorded stream is what noVNC reads: banner first, then the same messages, byte-exact.
+    const stream = Buffer.concat(timeline.segments[0].rfb.map((r) => Buffer.from(r.payload)));
+    assert.equal(stream.subarray(0, 12).toString(), 'RFB 003.008\n');
+    const check = new RfbStreamFeeder({ send() {}, ready() {}, messageStart: (type) => assert.notEqual(type, 3), messageEnd() {}, updateEnd() {}, resized() {} });
+    check.feed(stream);
+    events += timeline.events.length;
+  }
+  assert.equal(events, 1, 'the event is in exactly one segment');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('recorder: the ring buffer stays under its bound and drops the oldest segments first', async () => {
+  const dir = tempDir();
+  // An earlier session's segment, older than anything recorded now: dropped first.
+  const old = path.join(dir, 'seg-1000-000000.bsrec');
+  fs.writeFileSync(old, Buffer.alloc(100_000));
+  const maxBytes = 400_000;
+  let worst = 0;
+  const recorder = new Recorder({
+    dir,
+    screenId: 'abc',
+    maxBytes,
+    segmentMs: 60_000,
+    minUpdateIntervalMs: 0,
+    log: silent,
+    openRelay: () => new FakeRelay(20_000) as unknown as StreamProcess,
+  });
+  recorder.start();
+  const timer = setInterval(() => {
+    worst = Math.max(worst, listSegments(dir).reduce((sum, s) => sum + s.bytes, 0), recorder.totalBytes());
+  }, 5);
+  await sleep(700);
+  recorder.dispose();
+  clearInterval(timer);
+  await sleep(50);
+  const segments = listSegments(dir);
+  assert.ok(!fs.existsSync(old), 'the oldest segment went first');
+  assert.ok(segments.length >= 2, `segments rotated by size: ${segments.length}`);
+  const total = segments.reduce((sum, s) => sum + s.bytes, 0);
+  assert.ok(total <= maxBytes, `on disk ${total} <= ${maxBytes}`);
+  assert.ok(worst <= maxBytes, `never above the bound: ${worst}`);
+  // It wrapped: far more went through than the bound holds.
+  assert.ok(segments[segments.length - 1].seq >= 4, `wrapped (last seq ${segments[segments.length - 1].seq})`);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('recorder: while paused nothing is written and no connection is open; resuming starts a new segment', async () => {
+  const dir = tempDir();
+  const relays: FakeRelay[] = [];
+  const recorder = new Recorder({
+    dir,
+    screenId: 'abc',
+    maxBytes: 64 * 1024 * 1024,
+    segmentMs: 60_000,
+    minUpdateIntervalMs: 20,
+    log: silent,
+    openRelay: () => {
+      const relay = new FakeRelay(100);
+      relays.push(relay);
+      return relay as unknown as StreamProcess;
+    },
+  });
+  recorder.start();
+  await sleep(100);
+  recorder.pause();
+  assert.equal(recorder.state, 'paused');
+  await sleep(30);
+  const size = () => listSegments(dir).reduce((sum, s) => sum + s.bytes, 0);
+  const before = size();
+  recorder.event({ kind: 'action', what: 'type', label: 'typing while paused' });
+  await sleep(200);
+  assert.equal(size(), before, 'nothing written while paused');
+  assert.ok(relays.every((relay) => relay.killed), 'no connection while paused');
+  recorder.start();
+  await sleep(100);
+  recorder.dispose();
+  await sleep(30);
+  assert.equal(relays.length, 2);
+  assert.equal(listSegments(dir).length, 2);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// --- the WebM export's duration ---
+
+test('webm: the duration is written into Segment Info, with an unknown or a known segment size', () => {
+  const ebmlHeader = Buffer.from([0x1a, 0x45, 0xdf, 0xa3, 0x84, 0x42, 0x86, 0x81, 0x01]);
+  const info = Buffer.from([0x15, 0x49, 0xa9, 0x66, 0x88, 0x2a, 0xd7, 0xb1, 0x83, 0x0f, 0x42, 0x40, 0x00].slice(0, 13));
+  // Info: TimecodeScale 1000000 (3 bytes), size 7 → fix the size byte.
+  info[4] = 0x80 | 7;
+  const cluster = Buffer.from([0x1f, 0x43, 0xb6, 0x75, 0x82, 0xe7, 0x80]);
+  for (const known of [false, true]) {
+    const segmentSize = known ? Buffer.from([0x80 | (info.length - 1 + cluster.length)]) : Buffer.from([0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+    const body = Buffer.concat([info.subarray(0, 12), cluster]);
+    if (known) {
+      segmentSize[0] = 0x80 | body.length;
+    }
+    const file = Buffer.concat([ebmlHeader, Buffer.from([0x18, 0x53, 0x80, 0x67]), segmentSize, body]);
+    const out = Buffer.from(withWebmDuration(file, 6123.5));
+    const at = out.indexOf(Buffer.from([0x44, 0x89, 0x88]));
+    assert.ok(at > 0, 'a Duration element');
+    assert.equal(out.readDoubleBE(at + 3), 6123.5);
+    assert.ok(out.subarray(at + 11).equals(cluster), 'the clusters follow unchanged');
+    const infoAt = out.indexOf(Buffer.from([0x15, 0x49, 0xa9, 0x66]));
+    assert.deepEqual([...out.subarray(infoAt + 4, infoAt + 12)], [1, 0, 0, 0, 0, 0, 0, 7 + 11], 'Info grew by the element');
+    if (known) {
+      const sizeAt = out.indexOf(Buffer.from([0x18, 0x53, 0x80, 0x67])) + 4;
+      assert.equal(out.readUInt32BE(sizeAt + 4), body.length + 11 + 7, 'the known segment size grew by the element and the longer Info size');
+    }
+    assert.equal(Buffer.from(withWebmDuration(out, 1)).length, out.length, 'a file with a duration is left alone');
+  }
+  assert.deepEqual([...withWebmDuration(Uint8Array.of(1, 2, 3), 5)], [1, 2, 3], 'not a WebM: unchanged');
+});
+
+// --- the store: list, export, delete ---
+
+test('store: recordings are listed per screen, exported as one readable file, and deleted; a path is no screen id', async () => {
+  const root = tempDir();
+  for (const screenId of ['aaa111', 'bbb222']) {
+    const recorder = new Recorder({
+      dir: path.join(root, screenId),
+      screenId,
+      maxBytes: 64 * 1024 * 1024,
+      segmentMs: 100,
+      minUpdateIntervalMs: 10,
+      log: silent,
+      openRelay: () => new FakeRelay(500) as unknown as StreamProcess,
+    });
+    recorder.start();
+    await sleep(250);
+    recorder.event({ kind: 'control', what: 'human', label: 'a person took control' });
+    await sleep(100);
+    recorder.dispose();
+  }
+  await sleep(50);
+  fs.mkdirSync(path.join(root, 'empty'));
+  const all = listRecordings(root);
+  assert.deepEqual(all.map((r) => r.screenId).sort(), ['aaa111', 'bbb222'], 'screens with segments only');
+  const one = recordingOf(root, 'aaa111')!;
+  assert.ok(one.segments.length >= 2);
+  assert.equal(one.bytes, one.segments.reduce((sum, s) => sum + s.bytes, 0));
+  const target = path.join(root, 'export.bsrec');
+  const written = exportRecording(one, target);
+  assert.equal(fs.statSync(target).size, written);
+  const exported = readRecording(fs.readFileSync(target));
+  assert.equal(exported.header.startedAt, one.segments[0].startedAt);
+  const timeline = timelineOf(exported.records);
+  assert.equal(timeline.segments.length, one.segments.length, 'every segment, in one file');
+  assert.equal(timeline.events.length, 1);
+  deleteRecording(root, 'aaa111');
+  assert.equal(recordingOf(root, 'aaa111'), undefined);
+  assert.ok(recordingOf(root, 'bbb222'), 'the other screen keeps its recording');
+  assert.ok(fs.existsSync(target), 'an export is not part of the ring');
+  assert.equal(isScreenId('../etc'), false);
+  assert.throws(() => recordingOf(root, '../x'), /not a screen id/);
+  fs.rmSync(root, { recursive: true, force: true });
+});

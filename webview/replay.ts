@@ -1,0 +1,292 @@
+// The Open Recording panel's script: plays a flight recording (docs/recording-format.md) with
+// noVNC's own decoders, fed from the recorded server bytes through a WebSocket-shaped channel
+// (./channel.ts) instead of a relay; play/pause, speed, a scrubbable timeline marked with agent
+// actions and control changes, "next action", and export to WebM from the picture it draws.
+import RFB from '@novnc/novnc';
+import type { ReplayHostMessage, ReplayStrings, ReplayWebviewMessage } from '../src/replayProtocol';
+import { mergeRecordings, readRecording, segmentAt, timelineOf, type Timeline } from '../src/core/recordingFormat';
+import { createChannel, type ScreenChannel } from './channel';
+import { withWebmDuration } from './webmDuration';
+
+declare function acquireVsCodeApi(): { postMessage(message: ReplayWebviewMessage): void };
+
+const vscode = acquireVsCodeApi();
+const post = (message: ReplayWebviewMessage): void => vscode.postMessage(message);
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+const playButton = $<HTMLButtonElement>('play');
+const speedSelect = $<HTMLSelectElement>('speed');
+const nextButton = $<HTMLButtonElement>('next-action');
+const videoButton = $<HTMLButtonElement>('export-video');
+const rawButton = $<HTMLButtonElement>('export-raw');
+const scrub = $<HTMLInputElement>('scrub');
+const marks = $('marks');
+const clock = $('clock');
+const status = $('status');
+const output = $<HTMLCanvasElement>('output');
+const decoderHost = $('decoder');
+
+/** What noVNC keeps private but replay must know: whether what it decoded has reached the canvas. */
+interface NoVncInternals {
+  readonly _display: { pending(): boolean };
+  readonly _flushing: boolean;
+}
+
+function formatTime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/**
+ * Decodes the recording up to a time. A segment is one RFB connection: it is decoded from its
+ * start by a fresh noVNC session, as fast as noVNC goes, up to the time shown; playing on feeds
+ * the records as their times come.
+ */
+class Player {
+  t = 0;
+  playing = false;
+  speed = 1;
+  private segment = -1;
+  private fed = 0;
+  private rfb: RFB | undefined;
+  private channel: ScreenChannel | undefined;
+  private lastWall = 0;
+  /** Something was fed that the output canvas does not show yet. */
+  private dirty = false;
+  /** Called when playing reaches the end. */
+  onEnd: () => void = () => undefined;
+
+  constructor(readonly timeline: Timeline) {}
+
+  get duration(): number {
+    return this.timeline.duration;
+  }
+
+  /** Shows the picture at `t`: from the segment drawable there, fed without delay up to `t`. */
+  seek(t: number): void {
+    const target = Math.max(0, Math.min(this.duration, t));
+    const index = segmentAt(this.timeline, target);
+    if (index < 0) {
+      return;
+    }
+    if (index !== this.segment || target < this.t) {
+      this.load(index);
+    }
+    this.t = target;
+    // The picture is copied (and its time published) once drawn, even when nothing new was fed.
+    this.dirty = true;
+    this.feedTo(Math.max(target, this.timeline.segments[index].keyframe ?? target));
+  }
+
+  play(): void {
+    if (this.t >= this.duration) {
+      this.seek(0);
+    }
+    this.playing = true;
+    this.lastWall = performance.now();
+  }
+
+  pause(): void {
+    this.playing = false;
+  }
+
+  /** One animation frame: advance the clock, feed what is due, copy a finished picture. */
+  frame(now: number): void {
+    if (this.playing) {
+      this.t = Math.min(this.duration, this.t + (now - this.lastWall) * this.speed);
+      this.lastWall = now;
+      const index = segmentAt(this.timeline, this.t);
+      if (index !== this.segment && index >= 0) {
+        this.load(index);
+      }
+      this.feedTo(this.t);
+      if (this.t >= this.duration) {
+        this.playing = false;
+        this.onEnd();
+      }
+    }
+    if (this.dirty && this.drawn()) {
+      this.copy();
+    }
+  }
+
+  /**
+   * Every complete update fed is on noVNC's canvas (no image still decoding, no update waiting
+   * for one). Records end anywhere, so the last update may be incomplete: it waits for its rest.
+   */
+  drawn(): boolean {
+    const rfb = this.rfb as unknown as NoVncInternals | undefined;
+    return !rfb || (!rfb._display.pending() && !rfb._flushing);
+  }
+
+  private load(index: number): void {
+    // Disconnecting closes its channel too.
+    this.rfb?.disconnect();
+    decoderHost.replaceChildren();
+    // noVNC's answers (its SetEncodings, requests) have no server to go to: they are dropped.
+    this.channel = createChannel('postMessage', () => undefined, () => undefined);
+    const rfb = new RFB(decoderHost, this.channel, { shared: true });
+    rfb.viewOnly = true;
+    rfb.focusOnClick = false;
+    rfb.scaleViewport = false;
+    this.rfb = rfb;
+    this.segment = index;
+    this.fed = 0;
+  }
+
+  private feedTo(t: number): void {
+    const records = this.timeline.segments[this.segment]?.rfb ?? [];
+    while (this.fed < records.length && records[this.fed].t <= t) {
+      this.channel?.deliver(records[this.fed++].payload);
+      this.dirty = true;
+    }
+  }
+
+  private copy(): void {
+    const source = decoderHost.querySelector('canvas');
+    if (!source || source.width === 0) {
+      return;
+    }
+    if (output.width !== source.width || output.height !== source.height) {
+      output.width = source.width;
+      output.height = source.height;
+    }
+    output.getContext('2d')!.drawImage(source, 0, 0);
+    this.dirty = false;
+    output.dataset.t = String(Math.round(this.t));
+    output.dataset.segment = String(this.segment);
+    output.dataset.fed = String(this.fed);
+  }
+}
+
+let player: Player | undefined;
+let strings: ReplayStrings | undefined;
+let exporting: MediaRecorder | undefined;
+
+function render(): void {
+  if (!player || !strings) {
+    return;
+  }
+  playButton.textContent = player.playing ? strings.pause : strings.play;
+  clock.textContent = `${formatTime(player.t)} / ${formatTime(player.duration)}`;
+  if (document.activeElement !== scrub) {
+    scrub.value = String(Math.round(player.t));
+  }
+  output.dataset.playing = String(player.playing);
+  output.dataset.drawn = String(player.drawn());
+}
+
+function loop(now: number): void {
+  player?.frame(now);
+  render();
+  requestAnimationFrame(loop);
+}
+
+function markTimeline(timeline: Timeline): void {
+  marks.replaceChildren();
+  for (const { t, event } of timeline.events) {
+    const mark = document.createElement('button');
+    mark.className = `mark ${event.kind}`;
+    mark.style.left = `${(100 * t) / Math.max(1, timeline.duration)}%`;
+    mark.title = `${formatTime(t)} ${event.label}`;
+    mark.setAttribute('aria-label', mark.title);
+    mark.dataset.t = String(t);
+    mark.addEventListener('click', () => player?.seek(t));
+    marks.append(mark);
+  }
+}
+
+async function load(urls: readonly string[]): Promise<void> {
+  const files = [];
+  for (const url of urls) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) {
+        files.push(readRecording(new Uint8Array(await response.arrayBuffer())));
+      }
+    } catch {
+      // a segment the ring dropped since the list was made
+    }
+  }
+  if (files.length === 0) {
+    status.textContent = strings?.empty ?? '';
+    return;
+  }
+  const timeline = timelineOf(mergeRecordings(files).records);
+  player = new Player(timeline);
+  player.onEnd = () => exporting?.stop();
+  scrub.max = String(timeline.duration);
+  markTimeline(timeline);
+  player.seek(0);
+  document.body.dataset.loaded = 'true';
+  document.body.dataset.duration = String(timeline.duration);
+  document.body.dataset.events = String(timeline.events.length);
+}
+
+/** Records the picture as it plays from the current position to the end, at the chosen speed. */
+function exportVideo(): void {
+  if (!player || exporting) {
+    return;
+  }
+  const stream = output.captureStream(30);
+  const type = ['video/webm;codecs=vp9', 'video/webm;codecs=vp8', 'video/webm'].find((t) => MediaRecorder.isTypeSupported(t));
+  const recorder = new MediaRecorder(stream, type ? { mimeType: type } : undefined);
+  const chunks: Blob[] = [];
+  const startedAt = performance.now();
+  recorder.ondataavailable = (event) => event.data.size > 0 && chunks.push(event.data);
+  recorder.onstop = () => {
+    exporting = undefined;
+    videoButton.disabled = false;
+    status.textContent = '';
+    const durationMs = performance.now() - startedAt;
+    void new Blob(chunks, { type: 'video/webm' })
+      .arrayBuffer()
+      .then((data) => post({ type: 'video', data: withWebmDuration(new Uint8Array(data), durationMs), durationMs, width: output.width, height: output.height }));
+  };
+  exporting = recorder;
+  videoButton.disabled = true;
+  status.textContent = strings?.exporting ?? '';
+  recorder.start(1000);
+  player.play();
+}
+
+playButton.addEventListener('click', () => {
+  if (player?.playing) {
+    player.pause();
+    exporting?.stop();
+  } else {
+    player?.play();
+  }
+});
+speedSelect.addEventListener('change', () => {
+  if (player) {
+    player.speed = Number(speedSelect.value);
+  }
+});
+scrub.addEventListener('input', () => player?.seek(Number(scrub.value)));
+nextButton.addEventListener('click', () => {
+  if (!player) {
+    return;
+  }
+  const next = player.timeline.events.find((e) => e.event.kind === 'action' && e.t > player!.t + 1);
+  if (next) {
+    player.seek(next.t);
+  }
+});
+videoButton.addEventListener('click', exportVideo);
+rawButton.addEventListener('click', () => post({ type: 'exportRaw' }));
+
+window.addEventListener('message', (event: MessageEvent<ReplayHostMessage>) => {
+  const message = event.data;
+  if (message.type === 'load') {
+    strings = message.strings;
+    void load(message.urls);
+  } else if (message.type === 'seek') {
+    player?.seek(message.t);
+  } else if (message.type === 'exportVideo') {
+    exportVideo();
+  }
+});
+
+post({ type: 'ready' });
+requestAnimationFrame(loop);
