@@ -54,7 +54,7 @@ export class Ctx extends Disposable {
     this.register(this.controller.onStatus((status) => status.state !== 'running' && void this.forwards.close()));
     this.views = this.register(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log, this.viewers));
     this.statusBar = this.register(new PlacementStatusBar(this.controller, this.control));
-    this.recordings = this.register(new Recordings(extension, this.controller, this.control, this.log));
+    this.recordings = this.register(new Recordings(extension, this.controller, this.control, this.viewers, this.log));
     // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
     // control or Hand back (Hand back only where this window holds control), Switch/Keep only
     // while the image question is open, Install Desktop only for a screen on this machine.

@@ -12,6 +12,7 @@ import type { TimelineEvent } from './core/recordingFormat';
 import type { ScreenController } from './core/screen';
 import type { Control } from './control';
 import { userSetting, workspaceKey } from './settings';
+import type { ViewerCount } from './viewerCount';
 
 export type RecordingState = 'off' | 'recording' | 'paused';
 
@@ -40,6 +41,7 @@ export class Recordings extends Disposable {
     private readonly extension: vscode.ExtensionContext,
     private readonly controller: ScreenController,
     control: Control,
+    private readonly viewers: ViewerCount,
     private readonly log: Logger,
   ) {
     super();
@@ -48,6 +50,7 @@ export class Recordings extends Disposable {
     this.item.command = 'botScreen.toggleRecording';
     this.register(controller.onStatus(() => this.follow()));
     this.register(control.onDidChange((lease) => this.event(controlEvent(lease))));
+    this.register(viewers.onDidChange((count) => this.recorder?.setWatched(count > 0)));
     this.register(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('botScreen.recorder')) {
@@ -127,6 +130,7 @@ export class Recordings extends Disposable {
           log: this.log,
           openRelay: () => this.controller.openRelay({ passive: true }),
         });
+        this.recorder.setWatched(this.viewers.current > 0);
       } catch (err) {
         this.log.warn(`recorder cannot use ${this.dir()}: ${String(err)}`);
       }

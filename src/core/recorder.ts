@@ -23,8 +23,10 @@ export interface RecorderOptions {
   readonly log: Logger;
   /** A new segment starts after this long (the keyframe interval). */
   readonly segmentMs?: number;
-  /** The fastest the recorder asks for updates (its own frame rate cap). */
+  /** The fastest the recorder asks for updates (its own frame rate cap) while nobody watches. */
   readonly minUpdateIntervalMs?: number;
+  /** …and while a viewer watches the screen (`setWatched`). */
+  readonly watchedUpdateIntervalMs?: number;
   readonly now?: () => number;
 }
 
@@ -35,6 +37,12 @@ export const DEFAULT_SEGMENT_MS = 30_000;
  * machine (test/bench/recorder.bench.ts).
  */
 const DEFAULT_MIN_UPDATE_INTERVAL_MS = 200;
+/**
+ * 1 update a second while a viewer watches: each update of the recorder's stream costs Xvnc the
+ * same encoding work whatever the rate, and at 5 a second it still took about a fifth of a
+ * flooding viewer's frames. What the person sees comes first; the recording is coarser meanwhile.
+ */
+const DEFAULT_WATCHED_UPDATE_INTERVAL_MS = 1_000;
 /** A segment is also rotated once it holds this share of the bound, so several always fit. */
 const SEGMENT_SHARE = 4;
 /**
@@ -284,7 +292,7 @@ export type RecorderState = 'recording' | 'paused' | 'stopped';
  * until resumed; what was recorded before stays.
  */
 export class Recorder {
-  readonly minUpdateIntervalMs: number;
+  private watched = false;
   readonly now: () => number;
   private current: Segment | undefined;
   /** The previous segment, kept until the current one has its keyframe. */
@@ -300,10 +308,21 @@ export class Recorder {
   constructor(readonly options: RecorderOptions) {
     this.now = options.now ?? Date.now;
     this.segmentMs = options.segmentMs ?? DEFAULT_SEGMENT_MS;
-    this.minUpdateIntervalMs = options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS;
     fs.mkdirSync(options.dir, { recursive: true, mode: 0o700 });
     this.closed = listSegments(options.dir);
     this.seq = this.closed.reduce((max, segment) => Math.max(max, segment.seq + 1), 0);
+  }
+
+  /** The fastest the recorder asks for updates now. */
+  get minUpdateIntervalMs(): number {
+    return this.watched
+      ? (this.options.watchedUpdateIntervalMs ?? DEFAULT_WATCHED_UPDATE_INTERVAL_MS)
+      : (this.options.minUpdateIntervalMs ?? DEFAULT_MIN_UPDATE_INTERVAL_MS);
+  }
+
+  /** Whether a viewer watches the screen: the recorder then asks for fewer updates. */
+  setWatched(watched: boolean): void {
+    this.watched = watched;
   }
 
   get state(): RecorderState {

@@ -348,6 +348,43 @@ test('recorder: segments rotate with a keyframe each, clipboard text is left out
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test('recorder: while a viewer watches it asks for fewer updates, and for more again once nobody does', async () => {
+  const dir = tempDir();
+  const relays: FakeRelay[] = [];
+  const recorder = new Recorder({
+    dir,
+    screenId: 'watched',
+    maxBytes: 64 * 1024 * 1024,
+    minUpdateIntervalMs: 10,
+    watchedUpdateIntervalMs: 100,
+    log: silent,
+    openRelay: () => {
+      const relay = new FakeRelay(100);
+      relays.push(relay);
+      return relay as unknown as StreamProcess;
+    },
+  });
+  const requestsIn = async (ms: number) => {
+    const before = relays.reduce((n, relay) => n + relay.requests.length, 0);
+    await sleep(ms);
+    return relays.reduce((n, relay) => n + relay.requests.length, 0) - before;
+  };
+  recorder.start();
+  await sleep(50);
+  const alone = await requestsIn(500);
+  recorder.setWatched(true);
+  await sleep(150);
+  const watched = await requestsIn(500);
+  recorder.setWatched(false);
+  await sleep(50);
+  const againAlone = await requestsIn(500);
+  recorder.dispose();
+  // 10 ms apart alone: dozens in half a second; 100 ms apart watched: at most 6.
+  assert.ok(watched <= 6, `watched: ${watched} requests in 500 ms`);
+  assert.ok(alone >= 4 * watched && againAlone >= 4 * watched, `alone ${alone}, watched ${watched}, alone again ${againAlone}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('recorder: the ring buffer stays under its bound and drops the oldest segments first', async () => {
   const dir = tempDir();
   // An earlier session's segment, older than anything recorded now: dropped first.
