@@ -164,11 +164,14 @@ test('the Screens tree lists both windows\' screens with thumbnails, grabs only 
         await own.click();
         await page.locator('.tabs-container .tab', { hasText: PANEL_TITLE }).first().waitFor({ timeout: 30_000 });
         // This window's screen offers Stop and Take Control inline; the other's offers neither.
+        // Both offer Open Recording: recordings of every window's screens are this user's to replay.
         await own.hover();
         assert.ok(await own.locator('.action-label.codicon-debug-stop').count() >= 1, 'Stop on this window\'s screen');
         assert.ok(await own.locator('.action-label.codicon-unlock').count() >= 1, 'Take Control on this window\'s screen');
+        assert.ok(await own.locator('.action-label.codicon-history').count() >= 1, 'Open Recording on this window\'s screen');
         await other.hover();
         assert.equal(await other.locator('.action-label.codicon-debug-stop').count(), 0, 'no Stop on another window\'s screen');
+        assert.ok(await other.locator('.action-label.codicon-history').count() >= 1, 'Open Recording on another window\'s screen');
 
         // Hidden again: once a grab under way has ended, none starts.
         await setTreeShown(page, false);
