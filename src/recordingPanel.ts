@@ -1,6 +1,5 @@
 // The Open Recording editor panel: the replay webview (webview/replay.ts) of one screen's
 // recording or of an exported recording file, and where its exports are saved.
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,6 +7,7 @@ import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
 import { exportRecording, type RecordingSummary } from './core/recorderStore';
 import type { ReplayHostMessage, ReplayWebviewMessage } from './replayProtocol';
+import { webviewPage } from './webviewHtml';
 
 /** What a panel replays: a screen's ring buffer (its segment files), or one exported file. */
 export type ReplaySource = { readonly kind: 'screen'; readonly summary: RecordingSummary } | { readonly kind: 'file'; readonly file: string };
@@ -113,28 +113,13 @@ export class RecordingPanel {
   }
 
   private html(webview: vscode.Webview): string {
-    const nonce = randomBytes(18).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'replay.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'replay.css'));
-    const csp = [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src ${webview.cspSource}`,
-      // noVNC draws Tight-JPEG rectangles through data: URLs.
-      `img-src ${webview.cspSource} data:`,
+    return webviewPage(webview, this.extensionUri, {
+      script: 'replay.js',
+      style: 'replay.css',
+      title: vscode.l10n.t('Bot Screen recording'),
       // The recording's own files, read with fetch.
-      `connect-src ${webview.cspSource}`,
-    ].join('; ');
-    return `<!DOCTYPE html>
-<html lang="${vscode.env.language}">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
-</head>
-<body>
-<div class="toolbar">
+      csp: [`connect-src ${webview.cspSource}`],
+      body: `<div class="toolbar">
   <button id="play">${vscode.l10n.t('Play')}</button>
   <label>${vscode.l10n.t('Speed')} <select id="speed"><option value="1">1×</option><option value="2">2×</option><option value="8">8×</option></select></label>
   <button id="next-action">${vscode.l10n.t('Next action')}</button>
@@ -149,9 +134,8 @@ export class RecordingPanel {
 </div>
 <div class="stage"><canvas id="output" width="0" height="0"></canvas></div>
 <div class="decoder" id="decoder" aria-hidden="true"></div>
-<script type="module" nonce="${nonce}" src="${script}"></script>
-</body>
-</html>`;
+`,
+    });
   }
 }
 

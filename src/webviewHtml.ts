@@ -8,36 +8,22 @@ export function webviewRoots(extensionUri: vscode.Uri): vscode.Uri[] {
 }
 
 /**
- * The Screen page. `img-src data:` is load-bearing: noVNC draws Tight-JPEG rectangles through
- * data: URLs, and without it the canvas freezes silently. No inline style or script runs.
+ * The Screen page. No inline style or script runs.
  * The chrome (header, actions, detail, control bar) sits above the stage; the keyboard bar
  * floats inside the stage, so showing it never moves the canvas (webview/stableLayout.ts).
  * `directOrigins` are the direct channel's `ws://host:port` addresses, when there is one.
  */
 export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string, directOrigins: readonly string[] = []): string {
-  const nonce = randomBytes(18).toString('base64');
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
-  const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'screen.css'));
-  const csp = [
-    "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
-    `style-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource}`,
-    // The direct channel (src/core/directChannel.ts): exactly its origins, nothing else.
-    ...(directOrigins.length > 0 ? [`connect-src ${directOrigins.join(' ')}`] : []),
-  ].join('; ');
-  return `<!DOCTYPE html>
-<html lang="${vscode.env.language}">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
-<title>${escapeHtml(title)}</title>
-</head>
-<body>
-<div class="chrome" id="chrome">
+  return webviewPage(webview, extensionUri, {
+    script: 'webview.js',
+    style: 'screen.css',
+    title,
+    csp: [
+      `font-src ${webview.cspSource}`,
+      // The direct channel (src/core/directChannel.ts): exactly its origins, nothing else.
+      ...(directOrigins.length > 0 ? [`connect-src ${directOrigins.join(' ')}`] : []),
+    ],
+    body: `<div class="chrome" id="chrome">
 <header class="bar">
   <div class="where" id="where"></div>
   <span class="badge" id="badge"></span>
@@ -53,7 +39,42 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 </div>
 <div class="announce" id="announce" role="status" aria-live="polite" aria-atomic="true"></div>
 <section class="connection" id="connection" role="region" tabindex="-1" hidden><dl id="connection-stats"></dl></section>
-<script type="module" nonce="${nonce}" src="${script}"></script>
+`,
+  });
+}
+
+/**
+ * One of our pages: the bundle `dist/<script>` under a nonce, the stylesheet `media/<style>`, and a
+ * CSP that allows nothing else but `csp`'s extra directives. `img-src data:` is load-bearing for
+ * every page that runs noVNC: it draws Tight-JPEG rectangles through data: URLs, and without it
+ * the canvas freezes silently.
+ */
+export function webviewPage(
+  webview: vscode.Webview,
+  extensionUri: vscode.Uri,
+  page: { script: string; style: string; title: string; csp: readonly string[]; body: string },
+): string {
+  const nonce = randomBytes(18).toString('base64');
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', page.script));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', page.style));
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    ...page.csp,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="${vscode.env.language}">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}">
+<title>${escapeHtml(page.title)}</title>
+</head>
+<body>
+${page.body}<script type="module" nonce="${nonce}" src="${script}"></script>
 </body>
 </html>`;
 }
