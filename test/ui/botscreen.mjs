@@ -144,6 +144,20 @@ export async function reloadWindow(page) {
 export const SCREEN_FRAME = '#connection';
 
 /**
+ * The Screen view's title actions. Alone in the Bot Screen container they are the side bar's title
+ * bar; beside the Screens tree they are the Screen pane's own header, which VS Code shows while
+ * the pointer is over it (hovered here first).
+ */
+export async function screenViewActions(page) {
+  const pane = page.locator('.part.sidebar .pane', { has: page.locator('.pane-header h3.title', { hasText: /^Screen$/ }) }).first();
+  if (await pane.count() > 0) {
+    await pane.locator('.pane-header').hover();
+    return pane.locator('.pane-header .actions');
+  }
+  return page.locator('.part.sidebar .title-actions');
+}
+
+/**
  * The Screen viewer's counters, read from its connection panel's data-* attributes (webview/stats.ts;
  * present whether or not the panel is shown): connection ('idle' | 'connecting' | 'live' | 'closed'),
  * hostState, inControl, connects, framesDrawn and bytesIn, transport ('direct' | 'postMessage' |

@@ -7,7 +7,7 @@ import {
   canvasColorCount, openPalette, runCommand, screenshot, sh, sleep, updateSettings, waitFor,
 } from './harness.mjs';
 import {
-  TERMINAL_PROFILE, TITLES, commandLabel, containersOf, reloadWindow, sandboxTerminalName, screenStats, withWindow,
+  TERMINAL_PROFILE, TITLES, commandLabel, containersOf, reloadWindow, sandboxTerminalName, screenStats, screenViewActions, withWindow,
 } from './botscreen.mjs';
 
 /**
@@ -85,7 +85,7 @@ test('the palette offers only what applies; the view\'s … menu; the panel\'s t
     assert.equal(await paletteHas(page, TITLES.handBack), false, 'no Hand Back once handed back');
 
     // The Screen view's … menu.
-    await page.locator('.part.sidebar .title-actions .action-label.codicon-toolbar-more').first().click();
+    await (await screenViewActions(page)).locator('.action-label.codicon-toolbar-more').first().click();
     const menu = page.locator('.monaco-menu-container .monaco-menu .actions-container').first();
     await menu.waitFor({ timeout: 10_000 });
     const entries = (await menu.locator('.action-item .action-label:not(.separator)').allTextContents()).map((l) => l.trim()).filter(Boolean);

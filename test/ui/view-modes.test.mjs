@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, REPO_ROOT, runCommand, screenshot, sh, sleep, waitFor } from './harness.mjs';
-import { TITLES, commandLabel, containersOf, screenFrame, screenStats, withWindow } from './botscreen.mjs';
+import { TITLES, commandLabel, containersOf, screenFrame, screenStats, screenViewActions, withWindow } from './botscreen.mjs';
 
 const WIDTH = 1280;
 const HEIGHT = 800;
@@ -55,8 +55,8 @@ const near = (a, b, tolerance = 1) => Math.abs(a - b) <= tolerance;
  * (the side bar's Screen view, or the active editor group's, where the panel is), then the item.
  */
 async function pickFromToolbar(page, where, id) {
-  const bar = where === 'view' ? '.part.sidebar .title-actions' : '.part.editor .editor-group-container.active .editor-actions';
-  await page.locator(`${bar} .action-label.codicon-screen-full`).first().click();
+  const bar = where === 'view' ? await screenViewActions(page) : page.locator('.part.editor .editor-group-container.active .editor-actions');
+  await bar.locator('.action-label.codicon-screen-full').first().click();
   const menu = page.locator('.monaco-menu-container .monaco-menu .actions-container').first();
   await menu.waitFor({ timeout: 10_000 });
   const items = (await menu.locator('.action-item .action-label:not(.separator)').allTextContents()).map((l) => l.trim()).filter(Boolean);
