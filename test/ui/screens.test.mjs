@@ -79,6 +79,26 @@ const iconOf = (row) => row.locator('.custom-view-tree-node-item-icon').evaluate
 const leaseFile = (server, folder) =>
   path.join(server.userDataDir, 'User', 'globalStorage', 'botscreen.bot-screen', 'leases', `lease-${workspaceKey(folder)}.json`);
 
+/**
+ * Hovers `target` until its tooltip shows a JPEG; the tooltip's picture. A hover that starts where
+ * the pointer already is moves nothing and shows nothing (and one can be dismissed by a toast
+ * appearing), so the pointer leaves and comes back between tries.
+ */
+async function hoverForPicture(page, target) {
+  const picture = page.locator('.monaco-hover img[src^="data:image/jpeg"], .workbench-hover img[src^="data:image/jpeg"]').first();
+  for (let attempt = 1; ; attempt++) {
+    await page.mouse.move(700, 450);
+    await sleep(200);
+    await target.hover();
+    try {
+      await picture.waitFor({ timeout: 7_000 });
+      return picture;
+    } catch (err) {
+      if (attempt === 3) throw err;
+    }
+  }
+}
+
 test('the Screens tree lists both windows\' screens with thumbnails, grabs only while shown, and never touches a lease', { timeout: 900_000 }, async () => {
   const work = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'botscreen-screens-ui-'));
   const docker = recordingDocker(work);
@@ -132,9 +152,7 @@ test('the Screens tree lists both windows\' screens with thumbnails, grabs only 
           assert.ok(icon.colours >= 8, `the icon shows the desktop: ${JSON.stringify(icon)}`);
         }
         // The tooltip: a bigger JPEG of the same screen.
-        await other.hover();
-        const hoverImg = page.locator('.monaco-hover img[src^="data:image/jpeg"], .workbench-hover img[src^="data:image/jpeg"]').first();
-        await hoverImg.waitFor({ timeout: 20_000 });
+        const hoverImg = await hoverForPicture(page, other.locator('.label-name').first());
         const picture = await decodeInPage(page, await hoverImg.getAttribute('src'));
         console.log(`# tooltip thumbnail: ${JSON.stringify(picture)}`);
         assert.deepEqual([picture.width, picture.height], [320, 200], 'the tooltip picture has the screen\'s aspect');
@@ -148,9 +166,7 @@ test('the Screens tree lists both windows\' screens with thumbnails, grabs only 
         await waitFor(() => docker.grabs() >= grabsShown + 2, 30_000, 250, 'the next round of grabs');
 
         // The status bar's tooltip shows this window's thumbnail.
-        await indicator(page).hover();
-        const statusImg = page.locator('.monaco-hover img[src^="data:image/jpeg"], .workbench-hover img[src^="data:image/jpeg"]').first();
-        await statusImg.waitFor({ timeout: 20_000 });
+        const statusImg = await hoverForPicture(page, indicator(page));
         const status = await decodeInPage(page, await statusImg.getAttribute('src'));
         assert.deepEqual([status.width, status.height], [320, 200]);
         await screenshot(page, 'ui-screens-statusbar');
