@@ -18,6 +18,7 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
   const nonce = randomBytes(18).toString('base64');
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'screen.css'));
+  const overlayStyle = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'overlay.css'));
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
@@ -34,6 +35,7 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${style}">
+<link rel="stylesheet" href="${overlayStyle}">
 <title>${escapeHtml(title)}</title>
 </head>
 <body>
