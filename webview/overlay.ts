@@ -162,7 +162,8 @@ export class ActionOverlay {
   }
 
   private ripple(at: Point, size: Size, button: 'left' | 'middle' | 'right', double: boolean): HTMLElement {
-    const ripple = this.mark('overlay-ripple', at, size);
+    const ripple = this.mark('overlay-ripple', at);
+    place(ripple, at, size);
     ripple.dataset.button = button;
     ripple.dataset.double = String(double);
     ripple.append(element('div', 'ring'));
@@ -173,47 +174,40 @@ export class ActionOverlay {
     return ripple;
   }
 
+  /** The drag's path over the whole board (in screen pixels), with a dot at each end. */
   private path(from: Point, to: Point, size: Size): HTMLElement {
-    const holder = this.mark('overlay-drag', { x: 0, y: 0 }, size);
-    holder.style.left = '0';
-    holder.style.top = '0';
-    holder.dataset.toX = String(to.x);
-    holder.dataset.toY = String(to.y);
+    const holder = this.mark('overlay-drag', from);
     const svg = document.createElementNS(SVG, 'svg');
     svg.setAttribute('viewBox', `0 0 ${size.width} ${size.height}`);
     svg.setAttribute('preserveAspectRatio', 'none');
-    const a = boardPercent(from, size);
-    const b = boardPercent(to, size);
     const line = document.createElementNS(SVG, 'line');
-    line.setAttribute('x1', String((a.x * size.width) / 100));
-    line.setAttribute('y1', String((a.y * size.height) / 100));
-    line.setAttribute('x2', String((b.x * size.width) / 100));
-    line.setAttribute('y2', String((b.y * size.height) / 100));
+    line.setAttribute('x1', String(from.x + 0.5));
+    line.setAttribute('y1', String(from.y + 0.5));
+    line.setAttribute('x2', String(to.x + 0.5));
+    line.setAttribute('y2', String(to.y + 0.5));
     line.setAttribute('vector-effect', 'non-scaling-stroke');
     svg.append(line);
     holder.append(svg);
-    holder.dataset.x = String(from.x);
-    holder.dataset.y = String(from.y);
-    const start = this.mark('overlay-drag-end', from, size);
-    const end = this.mark('overlay-drag-end', to, size);
-    start.dataset.end = 'from';
-    end.dataset.end = 'to';
+    holder.dataset.toX = String(to.x);
+    holder.dataset.toY = String(to.y);
+    place(this.mark('overlay-drag-end', from), from, size);
+    place(this.mark('overlay-drag-end', to), to, size);
     return holder;
   }
 
   private scrollArrow(at: Point, size: Size, direction: 'up' | 'down' | 'left' | 'right'): HTMLElement {
-    const arrow = this.mark('overlay-scroll', at, size);
+    const arrow = this.mark('overlay-scroll', at);
+    place(arrow, at, size);
     arrow.dataset.direction = direction;
     arrow.textContent = { up: '↑', down: '↓', left: '←', right: '→' }[direction];
     return arrow;
   }
 
-  /** A transient mark centred on `at`, removed after MARK_MS. */
-  private mark(kind: string, at: Point, size: Size): HTMLElement {
+  /** A transient mark for screen point `at` (in its data-x/y), removed after MARK_MS. */
+  private mark(kind: string, at: Point): HTMLElement {
     const mark = element('div', `overlay-mark ${kind}`);
     mark.dataset.x = String(at.x);
     mark.dataset.y = String(at.y);
-    place(mark, at, size);
     this.board.append(mark);
     window.setTimeout(() => mark.remove(), MARK_MS);
     return mark;
