@@ -45,7 +45,9 @@ const viewMode = new ViewModeControl(controlBar, controlButton, screen);
 const sendKeys = new SendKeysMenu(controlBar, controlButton, () => rfb);
 const layout = new StableLayout($('chrome'), $('stage'), keyboardBar);
 const a11y = new ScreenA11y(screen, $('announce'));
-const overlay = new ActionOverlay(controlBar, controlButton, $('stage'), screen, post, (text) => a11y.announce(text));
+// The overlay's toggle sits in the header beside the connection panel's: a view setting, not a control.
+const connectionToggle = $('connection-toggle');
+const overlay = new ActionOverlay(connectionToggle.parentElement ?? document.body, connectionToggle, $('stage'), screen, post, (text) => a11y.announce(text));
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
