@@ -107,6 +107,23 @@ export interface ScreenOptionStrings {
   readonly sendKeysDisabled: string;
 }
 
+/**
+ * One agent action as the live overlay draws it (webview/overlay.ts), sent as the action begins.
+ * Points are screen pixels. Never the typed text: `words` says how much is typed, not what.
+ */
+export interface AgentMark {
+  readonly kind: 'screenshot' | 'move' | 'click' | 'drag' | 'scroll' | 'type' | 'key' | 'openUrl' | 'wait';
+  /** The pointer's target (move, click, scroll), or where a drag starts. */
+  readonly at?: { readonly x: number; readonly y: number };
+  /** Where a drag ends. */
+  readonly to?: { readonly x: number; readonly y: number };
+  readonly button?: 'left' | 'middle' | 'right';
+  readonly double?: boolean;
+  readonly direction?: 'up' | 'down' | 'left' | 'right';
+  /** The action in a few words, in the user's language ("Typing 42 characters", "Pressing Ctrl+L"). */
+  readonly words: string;
+}
+
 export type HostToWebview =
   | { readonly type: 'hello'; readonly strings: ViewStrings; readonly status: ScreenStatusView }
   | { readonly type: 'status'; readonly status: ScreenStatusView }
@@ -136,7 +153,11 @@ export type HostToWebview =
   /** Whether the viewer is on screen: hidden, the host holds the bytes back, so silence means nothing. */
   | { readonly type: 'visible'; readonly visible: boolean }
   /** How many viewers watch this screen (`label` says it in the user's language). */
-  | { readonly type: 'viewers'; readonly count: number; readonly label: string };
+  | { readonly type: 'viewers'; readonly count: number; readonly label: string }
+  /** An agent action begins on this screen; `atMs` is the host's Date.now() as it begins (src/liveOverlay.ts). */
+  | { readonly type: 'agentAction'; readonly mark: AgentMark; readonly atMs: number }
+  /** Whether the live overlay is on (`botScreen.overlay.enabled`), and its toggle's label. */
+  | { readonly type: 'overlay'; readonly enabled: boolean; readonly label: string };
 
 export type WebviewToHost =
   /** `origin` as for `connect`: `ready` asks for a session too when the screen runs. */
@@ -154,5 +175,7 @@ export type WebviewToHost =
   /** The view gained focus (`force` false) or its clipboard button was pressed: offer the VS Code clipboard. */
   | { readonly type: 'clipboardSync'; readonly force: boolean }
   /** Why the view's session watch acted (black screen, stall, reconnect), for the log. */
-  | { readonly type: 'log'; readonly message: string };
+  | { readonly type: 'log'; readonly message: string }
+  /** The view's overlay toggle was pressed: turn the live overlay on or off (the setting). */
+  | { readonly type: 'overlay'; readonly enabled: boolean };
 

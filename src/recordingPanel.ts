@@ -115,7 +115,7 @@ export class RecordingPanel {
   private html(webview: vscode.Webview): string {
     return webviewPage(webview, this.extensionUri, {
       script: 'replay.js',
-      style: 'replay.css',
+      styles: ['replay.css'],
       title: vscode.l10n.t('Bot Screen recording'),
       // The recording's own files, read with fetch.
       csp: [`connect-src ${webview.cspSource}`],

@@ -8,6 +8,7 @@ import { Disposable, type DisposableLike } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
 import { RfbPump, SocketPump } from './core/pump';
+import { overlayState, setOverlayEnabled } from './liveOverlay';
 import type { DirectOffer, DirectSocket } from './core/directChannel';
 import type { DirectAddress, DirectEndpoint } from './directEndpoint';
 import { endRelay } from './core/relay';
@@ -131,6 +132,11 @@ export class ScreenWebview extends Disposable {
     return this.control.viewerHolds(this.viewerId);
   }
 
+  /** A message from outside this viewer's session (the live overlay's actions and state). */
+  show(message: HostToWebview): void {
+    this.post(message);
+  }
+
   setVisible(visible: boolean): void {
     this.visible = visible;
     this.pump?.setVisible(visible);
@@ -161,6 +167,7 @@ export class ScreenWebview extends Disposable {
         this.postControl();
         this.clipboardState();
         this.postViewers();
+        this.post(overlayState());
         this.post({ type: 'visible', visible: this.visible });
         // 'ready' asks for a session too when the screen runs: no 'connect' round trip first.
         if (this.controller.status.state === 'running') {
@@ -200,6 +207,9 @@ export class ScreenWebview extends Disposable {
         break;
       case 'clipboardSync':
         void this.clipboard.toScreen(message.force);
+        break;
+      case 'overlay':
+        void setOverlayEnabled(message.enabled === true);
         break;
       case 'log':
         this.log.info(`${this.inEditor ? 'editor panel' : 'Screen view'}: ${String(message.message).slice(0, 300)}`);

@@ -16,7 +16,7 @@ export function webviewRoots(extensionUri: vscode.Uri): vscode.Uri[] {
 export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string, directOrigins: readonly string[] = []): string {
   return webviewPage(webview, extensionUri, {
     script: 'webview.js',
-    style: 'screen.css',
+    styles: ['screen.css', 'overlay.css'],
     title,
     csp: [
       `font-src ${webview.cspSource}`,
@@ -44,7 +44,7 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 }
 
 /**
- * One of our pages: the bundle `dist/<script>` under a nonce, the stylesheet `media/<style>`, and a
+ * One of our pages: the bundle `dist/<script>` under a nonce, the stylesheets `media/<styles>`, and a
  * CSP that allows nothing else but `csp`'s extra directives. `img-src data:` is load-bearing for
  * every page that runs noVNC: it draws Tight-JPEG rectangles through data: URLs, and without it
  * the canvas freezes silently.
@@ -52,11 +52,10 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 export function webviewPage(
   webview: vscode.Webview,
   extensionUri: vscode.Uri,
-  page: { script: string; style: string; title: string; csp: readonly string[]; body: string },
+  page: { script: string; styles: readonly string[]; title: string; csp: readonly string[]; body: string },
 ): string {
   const nonce = randomBytes(18).toString('base64');
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', page.script));
-  const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', page.style));
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
@@ -70,7 +69,7 @@ export function webviewPage(
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
+${page.styles.map((style) => `<link rel="stylesheet" href="${webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', style))}">`).join('\n')}
 <title>${escapeHtml(page.title)}</title>
 </head>
 <body>

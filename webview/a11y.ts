@@ -57,6 +57,11 @@ export class ScreenA11y {
     }
   }
 
+  /** Something else worth hearing (the live overlay's agent actions, rate-limited there). */
+  announce(text: string): void {
+    this.say(text);
+  }
+
   /** Labels the current session's canvas (noVNC makes a new one for each session). */
   relabel(): void {
     const canvas = this.screen.querySelector('canvas');

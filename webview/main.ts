@@ -6,6 +6,7 @@ import { ScreenA11y } from './a11y';
 import type { ScreenChannel } from './channel';
 import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
+import { ActionOverlay } from './overlay';
 import { SessionWatch, type Clock } from './reconnect';
 import { SendKeysMenu } from './sendKeys';
 import { StableLayout } from './stableLayout';
@@ -44,6 +45,9 @@ const viewMode = new ViewModeControl(controlBar, controlButton, screen);
 const sendKeys = new SendKeysMenu(controlBar, controlButton, () => rfb);
 const layout = new StableLayout($('chrome'), $('stage'), keyboardBar);
 const a11y = new ScreenA11y(screen, $('announce'));
+// The overlay's toggle sits in the header beside the connection panel's: a view setting, not a control.
+const connectionToggle = $('connection-toggle');
+const overlay = new ActionOverlay(connectionToggle.parentElement ?? document.body, connectionToggle, $('stage'), screen, post, (text) => a11y.announce(text));
 const panel = new ConnectionPanel($('connection'), $('connection-stats'), $<HTMLButtonElement>('connection-toggle'), stats, () => rfb);
 
 let strings: ViewStrings | undefined;
@@ -152,6 +156,12 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       } else {
         watch.closed(); // the relay could not be opened at all
       }
+      break;
+    case 'overlay':
+      overlay.setState(message.enabled, message.label);
+      break;
+    case 'agentAction':
+      overlay.show(message.mark, message.atMs);
       break;
     case 'clipboard':
     case 'clipboardToScreen':

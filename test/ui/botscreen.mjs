@@ -189,6 +189,19 @@ export function screenFrame(page, timeoutMs) {
   return findWebviewFrame(page, SCREEN_FRAME, timeoutMs);
 }
 
+/** The sidebar view's or the editor panel's frame (only the sidebar offers "Open in Editor"). */
+export async function viewerFrame(page, inEditor) {
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame.isDetached()) continue;
+      const match = await screenStats(frame).then(async (stats) => stats !== undefined && stats.hostState !== ''
+        && (await frame.evaluate(() => Boolean(document.querySelector('#actions [data-action="openInEditor"]')))) !== inEditor).catch(() => false);
+      if (match) return frame;
+    }
+    return undefined;
+  }, 60_000, 200, inEditor ? 'the editor panel' : 'the Screen view');
+}
+
 /** The extension's own log (the "Bot Screen" channel) of this server, to print when a test fails. */
 export function extensionLog(server) {
   const logs = path.join(server.userDataDir, 'logs');

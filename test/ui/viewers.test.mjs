@@ -10,26 +10,13 @@ import net from 'node:net';
 import path from 'node:path';
 import test from 'node:test';
 import { canvasColorCount, runCommand, screenshot, waitFor } from './harness.mjs';
-import { TITLES, extensionLog, l10nText, screenStats, startScreenPatiently, withWindow, workspaceKey } from './botscreen.mjs';
+import { TITLES, extensionLog, l10nText, screenStats, startScreenPatiently, viewerFrame, withWindow, workspaceKey } from './botscreen.mjs';
 
 const YOU = l10nText('You have control: your keyboard and mouse reach the screen; the agent waits.');
 const OTHER = l10nText('Another viewer has control: this view is view-only.');
 const AGENT = l10nText('The agent has control: this view is view-only.');
 const TAKE_EXTERNAL = l10nText('Take control for the external viewer');
 const LIMIT_MS = 500;
-
-/** The sidebar view's or the editor panel's frame (only the sidebar offers "Open in Editor"). */
-async function viewerFrame(page, inEditor) {
-  return waitFor(async () => {
-    for (const frame of page.frames()) {
-      if (frame.isDetached()) continue;
-      const match = await screenStats(frame).then(async (stats) => stats !== undefined && stats.hostState !== ''
-        && (await frame.evaluate(() => Boolean(document.querySelector('#actions [data-action="openInEditor"]')))) !== inEditor).catch(() => false);
-      if (match) return frame;
-    }
-    return undefined;
-  }, 60_000, 200, inEditor ? 'the editor panel' : 'the Screen view');
-}
 
 const drawn = async (frame) => (await canvasColorCount(frame, { minWidth: 1280 }).catch(() => ({ colors: 0 }))).colors >= 10;
 

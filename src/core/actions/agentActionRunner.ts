@@ -18,7 +18,9 @@
  *    processes' within `CONTROL_POLL_MS`) or the tool is cancelled. Each xdotool action first
  *    releases the modifier keys, so none left down changes what it does.
  *
- * Actions run one at a time, so two tool calls never interleave their input.
+ * Actions run one at a time, so two tool calls never interleave their input. Listeners
+ * (`onAction`) hear of each action as it begins, after every check, right before its input goes
+ * to the screen (the live overlay draws it then).
  */
 import type { PublishedScreen } from '../launcher';
 import { HumanHasControlError, type Lease } from '../lease';
@@ -80,12 +82,29 @@ export type ActionObserver = (action: AgentAction, result: ActionResult) => void
 export class AgentActionRunner {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly observers = new Set<ActionObserver>();
+  private readonly listeners = new Set<(action: AgentAction) => void>();
 
   constructor(
     private readonly screen: ScreenAccess,
     private readonly lease: LeaseGate,
     private readonly log: Logger,
   ) {}
+
+  /** Calls `listener` as each action begins (it may not throw into the action), until disposed. */
+  onAction(listener: (action: AgentAction) => void): DisposableLike {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  private began(action: AgentAction): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(action);
+      } catch (err) {
+        this.log.warn(`an action listener failed: ${String(err)}`);
+      }
+    }
+  }
 
   /** Validates `input` for `kind` and, when it is good and the agent may act, carries it out. */
   perform<K extends ActionKind>(kind: K, input: unknown, options: ActionOptions = {}): Promise<ActionResult> {
@@ -115,7 +134,13 @@ export class AgentActionRunner {
       return refusedOrThrow(err, false);
     }
     try {
-      const result = entry.needsScreen ? await this.act(entry, action, start, options) : await entry.run(action, options.signal);
+      let result: ActionResult;
+      if (entry.needsScreen) {
+        result = await this.act(entry, action, start, options);
+      } else {
+        this.began(action);
+        result = await entry.run(action, options.signal);
+      }
       if (result.status === 'done') {
         // The action happened while control may have changed hands: then its result is void.
         this.lease.assertAgentStillActs(start);
@@ -183,6 +208,7 @@ export class AgentActionRunner {
     // Control may have changed hands while the screen started.
     this.lease.assertAgentStillActs(start);
     this.screen.noteActivity();
+    this.began(action);
     try {
       return await entry.run(action, session);
     } catch (err) {

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { AgentActionRunner } from '../../core/actions/agentActionRunner';
 import type { Ctx } from '../../ctx';
+import { LiveOverlay } from '../../liveOverlay';
 import { invokeTool, type AgentToolClass } from './agentTool';
 import { ClickTool } from './clickTool';
 import { DragTool } from './dragTool';
@@ -37,6 +38,8 @@ export function registerAgentTools(ctx: Ctx): AgentActionRunner {
     runner: new AgentActionRunner(ctx.controller, ctx.control.store, ctx.log),
     shots: new ScreenshotFolder(vscode.Uri.joinPath(ctx.extension.globalStorageUri, 'screenshots').fsPath),
   };
+  // Every viewer of the screen in this window draws each action as it begins.
+  ctx.register(new LiveOverlay(host.runner, () => ctx.views.viewers()));
   for (const Tool of AGENT_TOOLS) {
     const tool = new Tool();
     ctx.register(
