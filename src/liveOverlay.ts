@@ -39,11 +39,14 @@ export function setOverlayEnabled(enabled: boolean): Thenable<void> {
 
 /** Sends each action the runner begins to every viewer, while the overlay is on. */
 export class LiveOverlay extends Disposable {
+  /** The setting, read once and again when it changes (not on every action). */
+  private enabled = overlayEnabled();
+
   constructor(runner: AgentActionRunner, viewers: () => readonly OverlayViewer[]) {
     super();
     this.register(
       runner.onAction((action) => {
-        if (!overlayEnabled()) {
+        if (!this.enabled) {
           return;
         }
         const message: HostToWebview = { type: 'agentAction', mark: agentMark(action), atMs: Date.now() };
@@ -55,6 +58,7 @@ export class LiveOverlay extends Disposable {
     this.register(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration(OVERLAY_SETTING)) {
+          this.enabled = overlayEnabled();
           const state = overlayState();
           for (const viewer of viewers()) {
             viewer.show(state);

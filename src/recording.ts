@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { AgentActionRunner } from './core/actions/agentActionRunner';
 import type { Lease } from './core/lease';
-import { Disposable } from './core/lifecycle';
+import { Disposable, toDisposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
 import { actionEvent, Recorder } from './core/recorder';
 import { screenDir } from './core/recorderStore';
@@ -58,7 +58,7 @@ export class Recordings extends Disposable {
         }
       }),
     );
-    this.register({ dispose: () => this.stopRecorder() });
+    this.register(toDisposable(() => this.stopRecorder()));
     this.follow();
   }
 
@@ -140,7 +140,7 @@ export class Recordings extends Disposable {
     } else {
       this.recorder?.pause();
     }
-    this.render();
+    this.render(state);
   }
 
   private stopRecorder(): void {
@@ -148,8 +148,7 @@ export class Recordings extends Disposable {
     this.recorder = undefined;
   }
 
-  private render(): void {
-    const state = this.state;
+  private render(state = this.state): void {
     void vscode.commands.executeCommand('setContext', 'botScreen.recorder', state);
     this.changed.fire(state);
     if (state === 'off') {

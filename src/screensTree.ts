@@ -69,7 +69,9 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
     this.tree = this.register(vscode.window.createTreeView(SCREENS_VIEW_ID, { treeDataProvider: this, showCollapseAll: false }));
     this.register(this.tree.onDidChangeVisibility(() => this.visibilityChanged()));
     this.register(this.scheduler.onResult((key, outcome) => void this.grabbed(key, outcome)));
-    this.register(ctx.controller.onStatus(() => this.refresh()));
+    // Listing reads every window's markers, leases and viewer records: only while the tree shows
+    // (showing it lists again); hidden, the status bar's thumbnail still follows this screen.
+    this.register(ctx.controller.onStatus(() => (this.refreshTimer !== undefined ? this.refresh() : this.showOwnThumbnail())));
     this.register(ctx.control.onDidChange(() => this.changed.fire()));
     this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.visibilityChanged()));
     this.register(vscode.commands.registerCommand('botScreen.screens.open', (node?: ScreenNode) => this.open(node)));

@@ -188,8 +188,6 @@ export class ActionOverlay {
     line.setAttribute('vector-effect', 'non-scaling-stroke');
     svg.append(line);
     holder.append(svg);
-    holder.dataset.toX = String(to.x);
-    holder.dataset.toY = String(to.y);
     place(this.mark('overlay-drag-end', from), from, size);
     place(this.mark('overlay-drag-end', to), to, size);
     return holder;

@@ -115,13 +115,13 @@ class Segment {
 
   constructor(
     private readonly owner: Recorder,
-    seq: number,
+    readonly seq: number,
   ) {
     this.startedAt = owner.now();
     this.path = path.join(owner.options.dir, segmentFileName(this.startedAt, seq));
     this.relay = owner.options.openRelay();
     this.feeder = new RfbStreamFeeder({
-      send: (bytes) => this.toServer(Uint8Array.from(bytes)),
+      send: (bytes) => this.toServer(bytes),
       ready: (width, height) => this.ready(width, height),
       messageStart: (type) => this.messageStart(type),
       messageEnd: (type) => this.messageEnd(type),
@@ -299,6 +299,10 @@ export class Recorder {
   private previous: Segment | undefined;
   /** Closed segment files, oldest first (this session's and earlier ones). */
   private closed: SegmentFile[];
+  /** The closed segments' bytes together (kept, not summed on every write). */
+  private closedBytes: number;
+  /** A segment is rotated once it holds this much. */
+  private readonly segmentMaxBytes: number;
   private seq = 0;
   private rotateTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -310,6 +314,8 @@ export class Recorder {
     this.segmentMs = options.segmentMs ?? DEFAULT_SEGMENT_MS;
     fs.mkdirSync(options.dir, { recursive: true, mode: 0o700 });
     this.closed = listSegments(options.dir);
+    this.closedBytes = this.closed.reduce((sum, segment) => sum + segment.bytes, 0);
+    this.segmentMaxBytes = Math.min(options.maxBytes / SEGMENT_SHARE, SEGMENT_MAX_BYTES);
     this.seq = this.closed.reduce((max, segment) => Math.max(max, segment.seq + 1), 0);
   }
 
@@ -356,13 +362,13 @@ export class Recorder {
 
   /** Bytes on disk now: closed segments and the open ones. */
   totalBytes(): number {
-    return this.closed.reduce((sum, segment) => sum + segment.bytes, 0) + (this.current?.bytes ?? 0) + (this.previous?.bytes ?? 0);
+    return this.closedBytes + (this.current?.bytes ?? 0) + (this.previous?.bytes ?? 0);
   }
 
   // --- called by segments ---
 
   wrote(segment: Segment): void {
-    if (segment === this.current && segment.hasKeyframe && segment.bytes > Math.min(this.options.maxBytes / SEGMENT_SHARE, SEGMENT_MAX_BYTES) && !this.previous) {
+    if (segment === this.current && segment.hasKeyframe && segment.bytes > this.segmentMaxBytes && !this.previous) {
       this.rotate();
     }
     this.enforceBound();
@@ -407,8 +413,12 @@ export class Recorder {
     try {
       this.current = new Segment(this, this.seq++);
     } catch (err) {
-      this.current = undefined;
-      this.segmentFailed(this.previous!, `cannot open a relay: ${String(err)}`);
+      // No relay for the new segment: the one before it (if any) goes on until the retry.
+      this.options.log.warn(`recorder: cannot open a relay: ${String(err)}`);
+      this.current = this.previous;
+      this.previous = undefined;
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.stateNow === 'recording' && this.rotate(), RETRY_MS);
       return;
     }
     const started = this.current;
@@ -425,7 +435,8 @@ export class Recorder {
   private close(segment: Segment): void {
     segment.end();
     if (segment.bytes > 0) {
-      this.closed.push({ path: segment.path, startedAt: segment.startedAt, seq: 0, bytes: segment.bytes });
+      this.closed.push({ path: segment.path, startedAt: segment.startedAt, seq: segment.seq, bytes: segment.bytes });
+      this.closedBytes += segment.bytes;
     } else {
       fs.rmSync(segment.path, { force: true });
     }
@@ -447,6 +458,7 @@ export class Recorder {
   private enforceBound(): void {
     while (this.closed.length > 0 && this.totalBytes() > this.options.maxBytes) {
       const oldest = this.closed.shift()!;
+      this.closedBytes -= oldest.bytes;
       fs.rmSync(oldest.path, { force: true });
     }
   }

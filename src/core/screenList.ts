@@ -40,6 +40,7 @@ export class WorkspaceRecords {
     const file = path.join(this.dir, `${key}.json`);
     const temporary = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(temporary, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+    fs.chmodSync(temporary, 0o600); // `mode` applies only when the file is created: a left-over one keeps its own
     fs.renameSync(temporary, file);
   }
 

@@ -77,7 +77,7 @@ const CONTROL_POLL_MS = 20;
 const STOP_GRACE_MS = 1000;
 
 /** Sees each action that was carried out, when it ends (the flight recorder's timeline). */
-export type ActionObserver = (action: AgentAction, result: ActionResult) => void;
+type ActionObserver = (action: AgentAction, result: ActionResult) => void;
 
 export class AgentActionRunner {
   private queue: Promise<unknown> = Promise.resolve();
@@ -117,7 +117,13 @@ export class AgentActionRunner {
     const entry = AGENT_ACTIONS[kind] as ActionEntry<ActionOf<K>>;
     const next = this.queue.then(() => this.guarded(entry, action, options));
     this.queue = next.catch(() => undefined);
-    void next.then((result) => this.observers.forEach((observe) => observe(action, result)), () => undefined);
+    void next.then((result) => this.observers.forEach((observe) => {
+      try {
+        observe(action, result);
+      } catch {
+        // An observer's failure is its own: never an unhandled rejection here.
+      }
+    }), () => undefined);
     return next;
   }
 
