@@ -26,9 +26,13 @@ const status = $('status');
 const output = $<HTMLCanvasElement>('output');
 const decoderHost = $('decoder');
 
-/** What noVNC keeps private but replay must know: whether what it decoded has reached the canvas. */
+/**
+ * What noVNC keeps private but replay must know: whether what it decoded is drawn, and the
+ * canvas it draws into (its back buffer; `flip` copies it to the visible canvas at each update's
+ * end, which replay does not need: it copies the back buffer itself, once a frame).
+ */
 interface NoVncInternals {
-  readonly _display: { pending(): boolean };
+  readonly _display: { pending(): boolean; flip(): void; readonly _backbuffer: HTMLCanvasElement };
   readonly _flushing: boolean;
 }
 
@@ -129,6 +133,9 @@ class Player {
     rfb.viewOnly = true;
     rfb.focusOnClick = false;
     rfb.scaleViewport = false;
+    // Seeking decodes many updates at once; copying each to a canvas nobody sees cost a full-screen
+    // drawImage per update (a third of a seek's time in a terminal flood).
+    (rfb as unknown as NoVncInternals)._display.flip = () => undefined;
     this.rfb = rfb;
     this.segment = index;
     this.fed = 0;
@@ -143,7 +150,7 @@ class Player {
   }
 
   private copy(): void {
-    const source = decoderHost.querySelector('canvas');
+    const source = (this.rfb as unknown as NoVncInternals | undefined)?._display._backbuffer;
     if (!source || source.width === 0) {
       return;
     }

@@ -2,18 +2,28 @@
 // and this process's CPU (where the extension host runs the recorder) with and without the
 // recorder during a terminal flood; recording size per minute idle and in the flood. Prints a
 // table; asserts nothing.
-// Seek latency over a long recording is measured by test/integration/recorder.test.ts (its log).
-import { mkdtempSync, rmSync } from 'node:fs';
+// Seek latency over a 30-minute recording: a bursty terminal flood recorded live for a while, its
+// segment files replicated (shifted in time) until they span 30 minutes, replayed by the real
+// replay script in Chromium (test/support/replayPage.ts), timed over random seeks.
+// BENCH_SEEK_FROM=<dir of segment files> skips the live parts and times seeks over that recording.
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxBackends } from '../../src/core/backends/registry';
-import { listSegments, Recorder } from '../../src/core/recorder';
+import { listSegments, Recorder, segmentFileName, type SegmentFile } from '../../src/core/recorder';
 import { RfbStreamFeeder, updateRequest } from '../../src/core/recorderRfb';
+import { encodeHeader, readRecording } from '../../src/core/recordingFormat';
 import { ScreenController } from '../../src/core/screen';
 import { removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
+import { cpuByKind, sampleProcs, type ProcKind } from '../support/procCpu';
+import { openReplay } from '../support/replayPage';
 
 const PHASE_MS = Number(process.env.BENCH_PHASE_S ?? 30) * 1000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** How long the bursty flood is recorded live before it is replicated to SEEK_MINUTES. */
+const SEEK_RECORD_MS = Number(process.env.BENCH_SEEK_RECORD_S ?? 120) * 1000;
+const SEEK_MINUTES = Number(process.env.BENCH_SEEK_MINUTES ?? 30);
+const SEEKS = Number(process.env.BENCH_SEEKS ?? 25);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A viewer stand-in: asks for the next update as soon as one ends (as noVNC does) and counts them. */
@@ -43,7 +53,15 @@ function viewer(controller: ScreenController): { frames(): number; close(): void
 /** `watched`: the recorder told a viewer watches, as the extension does while one is open (fewer updates). */
 type Mode = 'off' | 'unwatched' | 'watched';
 
-async function measure(controller: ScreenController, mode: Mode, dir: string): Promise<{ fps: number; cpu: number; mbPerMin: number }> {
+interface Measured {
+  readonly fps: number;
+  readonly cpu: number;
+  readonly mbPerMin: number;
+  /** CPU % (100 = a core) per kind of process on the machine, from /proc. */
+  readonly byKind: Map<ProcKind, number>;
+}
+
+async function measure(controller: ScreenController, mode: Mode, dir: string): Promise<Measured> {
   const watcher = viewer(controller);
   await sleep(2000);
   const recorder = mode !== 'off'
@@ -55,18 +73,93 @@ async function measure(controller: ScreenController, mode: Mode, dir: string): P
   const frames0 = watcher.frames();
   const bytes0 = recorder?.totalBytes() ?? 0;
   const cpu0 = process.cpuUsage();
+  const procs0 = sampleProcs();
   const t0 = Date.now();
   await sleep(PHASE_MS);
   const ms = Date.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const byKind = cpuByKind(procs0, sampleProcs(), ms);
   const fps = ((watcher.frames() - frames0) * 1000) / ms;
   const mbPerMin = (((recorder?.totalBytes() ?? 0) - bytes0) / 1024 / 1024) * (60_000 / ms);
   recorder?.dispose();
   watcher.close();
-  return { fps, cpu: (100 * (cpu.user + cpu.system)) / 1000 / ms, mbPerMin };
+  return { fps, cpu: (100 * (cpu.user + cpu.system)) / 1000 / ms, mbPerMin, byKind };
+}
+
+/**
+ * Copies a recording's segment files into `dest` again and again, each copy shifted by the
+ * recording's span, until they cover `minutes`: a long recording made of real recorded segments.
+ */
+function replicate(segments: readonly SegmentFile[], dest: string, minutes: number): string[] {
+  mkdirSync(dest, { recursive: true });
+  const files = segments.map((segment) => {
+    const bytes = readFileSync(segment.path);
+    const { header, records } = readRecording(bytes);
+    const headerEnd = 12 + bytes.readUInt32BE(8);
+    return { header, body: bytes.subarray(headerEnd), end: header.startedAt + Math.max(0, ...records.map((r) => r.t)) };
+  });
+  const first = files[0].header.startedAt;
+  // One second between copies, as between two recordings of the same screen.
+  const span = Math.max(...files.map((f) => f.end)) - first + 1000;
+  const written: string[] = [];
+  let seq = 0;
+  for (let shift = 0; shift < minutes * 60_000; shift += span) {
+    for (const file of files) {
+      const startedAt = file.header.startedAt + shift;
+      const target = join(dest, segmentFileName(startedAt, seq++));
+      writeFileSync(target, Buffer.concat([encodeHeader({ ...file.header, startedAt }), file.body]));
+      written.push(target);
+    }
+  }
+  return written;
+}
+
+/** A seeded generator, so every run seeks to the same places of a recording of the same length. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+}
+
+/** Median and max seek latency over SEEKS random positions of the recording in `files`. */
+async function seekLatency(files: readonly string[]): Promise<string> {
+  const replay = await openReplay(files);
+  try {
+    const duration = Number(await replay.page.evaluate(() => (globalThis as unknown as { document: { body: { dataset: { duration: string } } } }).document.body.dataset.duration));
+    const next = random(12);
+    const latencies: number[] = [];
+    for (let i = 0; i < SEEKS; i++) {
+      const t = Math.round(next() * duration);
+      const drawn = await replay.seek(t);
+      latencies.push(drawn.ms);
+      console.log(`# seek to ${(t / 1000).toFixed(1)} s: ${drawn.ms} ms (${drawn.where})`);
+    }
+    latencies.sort((a, b) => a - b);
+    const bytes = files.reduce((sum, file) => sum + readFileSync(file).length, 0);
+    return `| ${(duration / 60_000).toFixed(1)} min, ${files.length} segment files, ${(bytes / 1024 / 1024).toFixed(0)} MB | ${SEEKS} | ${latencies[latencies.length >> 1]} ms | ${latencies.at(-1)} ms |`;
+  } finally {
+    await replay.close();
+  }
+}
+
+function printSeek(row: string, how: string): void {
+  console.log(`\nSeek latency (from the seek to its picture on the replay canvas, real replay script in Chromium; ${how})\n`);
+  console.log('| recording | seeks | median | max |');
+  console.log('|---|---|---|---|');
+  console.log(row);
 }
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_SEEK_FROM) {
+    const dir = mkdtempSync(join(tmpdir(), 'botscreen-recorder-seek-'));
+    try {
+      printSeek(await seekLatency(replicate(listSegments(process.env.BENCH_SEEK_FROM), dir, SEEK_MINUTES)), `segments of ${process.env.BENCH_SEEK_FROM} replicated to ${SEEK_MINUTES} min`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return;
+  }
   const config = settings({ geometry: '1280x800' });
   const controller = new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
   const dir = mkdtempSync(join(tmpdir(), 'botscreen-recorder-bench-'));
@@ -77,6 +170,10 @@ async function main(): Promise<void> {
     const display = [`DISPLAY=${env.DISPLAY}`, `XAUTHORITY=${env.XAUTHORITY}`];
     const run = (...argv: string[]) => sh('docker', ['exec', '-d', '-u', 'pn', container, 'env', ...display, ...argv]);
     const rows: string[] = [];
+    const kinds: ProcKind[] = ['Xvnc', 'docker exec clients', 'dockerd', 'containerd(-shim)', 'relay.py', 'this process', 'flood workload', 'other'];
+    const cpuRows: string[] = [];
+    const cpuRow = (label: string, m: Measured) =>
+      cpuRows.push(`| ${label} | ${kinds.map((k) => (m.byKind.get(k) ?? 0).toFixed(1)).join(' | ')} | ${[...m.byKind.values()].reduce((a, b) => a + b, 0).toFixed(0)} |`);
 
     // Idle: the desktop as it starts.
     await sleep(3000);
@@ -89,20 +186,42 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const off = await measure(controller, 'off', join(dir, `off${round}`));
       rows.push(`| terminal flood | off | ${off.fps.toFixed(1)} | ${off.cpu.toFixed(1)} % | – |`);
+      cpuRow(`off, round ${round + 1}`, off);
       for (const mode of ['watched', 'unwatched'] as const) {
         const on = await measure(controller, mode, join(dir, `${mode}${round}`));
-        rows.push(`| terminal flood | recording, ${mode} | ${on.fps.toFixed(1)} | ${on.cpu.toFixed(1)} % | ${on.mbPerMin.toFixed(1)} |`);
+        rows.push(`| terminal flood | recording, ${mode} | ${on.fps.toFixed(1)} (${(on.fps / off.fps).toFixed(2)}×) | ${on.cpu.toFixed(1)} % (${(on.cpu / off.cpu).toFixed(2)}×) | ${on.mbPerMin.toFixed(1)} |`);
+        cpuRow(`${mode}, round ${round + 1}`, on);
       }
     }
     sh('docker', ['exec', container, 'pkill', '-f', 'head -c 3000']);
     sh('docker', ['exec', container, 'pkill', 'xfce4-terminal']);
 
+    // Seek: a terminal that floods 5 s of every 10, recorded with nobody watching (the recorder's
+    // densest stream), replicated to SEEK_MINUTES.
+    run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do if [ $(( $(date +%s) / 5 % 2 )) = 0 ]; then head -c 3000 /dev/urandom | base64; else sleep 0.05; fi; done');
+    await sleep(3000);
+    const live = join(dir, 'seek-live');
+    const recorder = new Recorder({ dir: live, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) });
+    recorder.start();
+    await sleep(SEEK_RECORD_MS);
+    recorder.dispose();
+    sh('docker', ['exec', container, 'pkill', 'xfce4-terminal']);
+    if (process.env.BENCH_KEEP_RECORDING) {
+      cpSync(live, process.env.BENCH_KEEP_RECORDING, { recursive: true });
+    }
+    const seekRow = await seekLatency(replicate(listSegments(live), join(dir, 'seek-long'), SEEK_MINUTES));
+
     console.log(`\nFlight recorder, ${PHASE_MS / 1000} s a row, 1280x800 (viewer stand-in: an RFB client asking for each next update at once; the recorder asks for 1 update a second while told a viewer watches, as the extension does, else 5; the unwatched rows show that rate's price beside a viewer)\n`);
     console.log('| workload | recorder | viewer frames/s | this process CPU | recording MB/min |');
     console.log('|---|---|---|---|---|');
     rows.forEach((row) => console.log(row));
+    console.log(`\nWhere the CPU goes during the flood rows (% of one core, from /proc; relays of segments that ended within a row are missed)\n`);
+    console.log(`| recorder | ${kinds.join(' | ')} | all |`);
+    console.log(`|---|${kinds.map(() => '---|').join('')}---|`);
+    cpuRows.forEach((row) => console.log(row));
     const kept = listSegments(join(dir, 'unwatched0')).length;
     console.log(`\n(${kept} segments in one flood row)`);
+    printSeek(seekRow, `${SEEK_RECORD_MS / 1000} s of a terminal flooding 5 s of every 10 recorded live, its segment files replicated to ${SEEK_MINUTES} min`);
   } finally {
     await controller.stop().catch(() => undefined);
     controller.dispose();

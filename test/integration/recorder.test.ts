@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { after, describe, test } from 'node:test';
@@ -22,6 +21,7 @@ import { readScreenRecording, recordingOf } from '../../src/core/recorderStore';
 import { timelineOf } from '../../src/core/recordingFormat';
 import { ScreenController } from '../../src/core/screen';
 import { removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
+import { openReplay } from '../support/replayPage';
 
 const WIDTH = 1024;
 const HEIGHT = 640;
@@ -70,35 +70,6 @@ function differing(rgb: Buffer, rgba: Buffer): number {
 declare const window: any;
 declare const document: any;
 type HTMLCanvasElement = any;
-
-/** The parts of playwright-core this test uses (its types are not installed with the project). */
-interface Page {
-  route(url: string, handler: (route: { request(): { url(): string }; fulfill(response: object): Promise<void> }) => Promise<void>): Promise<void>;
-  goto(url: string): Promise<unknown>;
-  evaluate<R, A = undefined>(fn: (arg: A) => R, arg?: A): Promise<R>;
-  waitForFunction<R, A = undefined>(fn: (arg: A) => R, arg?: A, options?: { timeout?: number; polling?: number }): Promise<{ jsonValue(): Promise<R> }>;
-  locator(selector: string): { count(): Promise<number> };
-  click(selector: string): Promise<void>;
-}
-interface Playwright {
-  chromium: { launch(options: object): Promise<{ newPage(options: object): Promise<Page>; close(): Promise<void> }> };
-}
-
-/** playwright-core as the UI harness installs it (scripts/install-test-vscode.sh). */
-function playwright(): Playwright {
-  const dir = join(process.env.BOTSCREEN_CACHE ?? join(homedir(), '.cache', 'botscreen'), 'harness');
-  return createRequire(join(dir, 'package.json'))('playwright-core');
-}
-
-/** The replay panel's page, as src/recordingPanel.ts writes it, with a stand-in for VS Code's webview API. */
-const REPLAY_PAGE = `<!DOCTYPE html><html><head><meta charset="UTF-8"></head><body>
-<div class="toolbar"><button id="play"></button><select id="speed"><option value="1">1</option><option value="2">2</option><option value="8">8</option></select>
-<button id="next-action"></button><span id="clock"></span><button id="export-video"></button><button id="export-raw"></button><span id="status"></span></div>
-<div class="timeline"><input type="range" id="scrub" min="0" max="0" value="0"><div id="marks"></div></div>
-<canvas id="output" width="0" height="0"></canvas>
-<div id="decoder" style="position:absolute;left:-100000px;width:1px;height:1px;overflow:hidden"></div>
-<script>window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m) });</script>
-<script type="module" src="/replay.js"></script></body></html>`;
 
 describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
   const config = settings({ geometry: `${WIDTH}x${HEIGHT}` });
@@ -212,48 +183,11 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
     assert.equal(shots.length, ROUNDS, 'the recording test ran');
     const summary = recordingOf(root, 'main')!;
     const startedAt = summary.startedAt;
-    const script = readFileSync(join(__dirname, '..', '..', '..', 'dist', 'replay.js'));
-    const { chromium } = playwright();
-    const browser = await chromium.launch({ executablePath: process.env.BOTSCREEN_CHROMIUM || '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    const replay = await openReplay(summary.segments.map((s) => s.path));
+    const { page } = replay;
     try {
-      const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
-      await page.route('http://replay.test/**', async (route) => {
-        const url = new URL(route.request().url());
-        if (url.pathname === '/') {
-          await route.fulfill({ contentType: 'text/html', body: REPLAY_PAGE });
-        } else if (url.pathname === '/replay.js') {
-          await route.fulfill({ contentType: 'text/javascript', body: script });
-        } else {
-          const segment = summary.segments.find((s) => s.path.endsWith(url.pathname.slice(1)));
-          await route.fulfill(segment ? { contentType: 'application/octet-stream', body: readFileSync(segment.path) } : { status: 404 });
-        }
-      });
-      await page.goto('http://replay.test/');
-      const urls = summary.segments.map((s) => `http://replay.test/${s.path.split('/').pop()}`);
-      await page.evaluate((u) => window.postMessage({ type: 'load', urls: u, strings: { play: 'Play', pause: 'Pause', empty: 'empty', exporting: 'exporting' } }, '*'), urls);
-      await page.waitForFunction(() => document.body.dataset.loaded === 'true', undefined, { timeout: 60_000 });
-        assert.equal(await page.locator('#marks .mark.action').count(), 3 * ROUNDS, 'each action is marked on the timeline');
-
-      /** Seeks to t and returns the picture drawn and how long it took. */
-      const seek = async (t: number) => {
-        const began = Date.now();
-        await page.evaluate((at) => window.postMessage({ type: 'seek', t: at }, '*'), t);
-        await page.waitForFunction((at) => {
-          const canvas = document.getElementById('output') as HTMLCanvasElement;
-          return canvas.dataset.t === String(at) && canvas.dataset.drawn === 'true';
-        }, t, { timeout: 30_000 });
-        const ms = Date.now() - began;
-        const pixels = await page.evaluate(() => {
-          const canvas = document.getElementById('output') as HTMLCanvasElement;
-          const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
-          let binary = '';
-          for (let i = 0; i < data.data.length; i += 0x8000) {
-            binary += String.fromCharCode(...data.data.subarray(i, i + 0x8000));
-          }
-          return { width: canvas.width, height: canvas.height, base64: btoa(binary), where: `segment ${canvas.dataset.segment}, ${canvas.dataset.fed} records` };
-        });
-        return { ms, width: pixels.width, height: pixels.height, rgba: Buffer.from(pixels.base64, 'base64'), where: pixels.where };
-      };
+      assert.equal(await page.locator('#marks .mark.action').count(), 3 * ROUNDS, 'each action is marked on the timeline');
+      const seek = (t: number) => replay.seek(t, { pixels: true });
 
       const latencies: number[] = [];
       const live = shots.map((shot) => pngPixels(shot.png));
@@ -264,8 +198,8 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
         latencies.push(drawn.ms);
         assert.equal(drawn.width, WIDTH);
         assert.equal(drawn.height, HEIGHT);
-        const same = differing(live[i].rgb, drawn.rgba);
-        const other = differing(live[(i + 1) % ROUNDS].rgb, drawn.rgba);
+        const same = differing(live[i].rgb, drawn.rgba!);
+        const other = differing(live[(i + 1) % ROUNDS].rgb, drawn.rgba!);
         console.log(`# shot ${i} at ${shots[i].t - startedAt} ms: ${(100 * same).toFixed(2)}% pixels differ from its live screenshot, ${(100 * other).toFixed(1)}% from the next; seek ${drawn.ms} ms (${drawn.where})`);
         assert.ok(same < 0.01, `replay matches the live screenshot ${i} (${(100 * same).toFixed(2)}% of pixels differ)`);
         assert.ok(other > 0.01 && other > 3 * same, `and not the next one (${(100 * other).toFixed(2)}%): the seek landed on its own frame`);
@@ -311,7 +245,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
       const seconds = Number(probe.format.duration);
       assert.ok(Math.abs(seconds - 6) < 1.5, `duration ${seconds} s is the 6 s played`);
     } finally {
-      await browser.close();
+      await replay.close();
     }
   });
 });
