@@ -46,10 +46,14 @@ const DEFAULT_WATCHED_UPDATE_INTERVAL_MS = 1_000;
 /** A segment is also rotated once it holds this share of the bound, so several always fit. */
 const SEGMENT_SHARE = 4;
 /**
- * …or this much: to seek, replay decodes the segment up to the time shown, and noVNC in a webview
- * decodes a full-screen terminal flood at about 3-4 MB/s on a loaded 2-core machine.
+ * …or this much: to seek, replay decodes the segment from its start up to the time shown, and
+ * noVNC in a webview decodes a full-screen terminal flood at about 3-4 MB/s on a loaded 2-core
+ * machine. A segment outgrows this by what comes until the next one's keyframe (4 MB made 5 MB
+ * segments and 1.6 s seeks); 2 MB keeps seeks under a second. The extra keyframes cost most
+ * while nobody watches (the recorder's densest stream); while a viewer watches, the recorder's
+ * stream is a fifth as dense, so they are few.
  */
-const SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
+const SEGMENT_MAX_BYTES = 2 * 1024 * 1024;
 /** After a connection failed, the next try waits this long. */
 const RETRY_MS = 5_000;
 

@@ -53,6 +53,13 @@ function viewer(controller: ScreenController): { frames(): number; close(): void
 /** `watched`: the recorder told a viewer watches, as the extension does while one is open (fewer updates). */
 type Mode = 'off' | 'unwatched' | 'watched';
 
+/**
+ * Variants of the watched recorder's request rate, to tell the cost of its updates from the cost
+ * of its connection being there at all (`BENCH_WATCHED_VARIANTS=3000,0`: one row each; 0 asks for
+ * the keyframes only).
+ */
+const WATCHED_VARIANTS = (process.env.BENCH_WATCHED_VARIANTS ?? '').split(',').filter(Boolean).map(Number);
+
 interface Measured {
   readonly fps: number;
   readonly cpu: number;
@@ -61,11 +68,18 @@ interface Measured {
   readonly byKind: Map<ProcKind, number>;
 }
 
-async function measure(controller: ScreenController, mode: Mode, dir: string): Promise<Measured> {
+async function measure(controller: ScreenController, mode: Mode, dir: string, watchedMs?: number): Promise<Measured> {
   const watcher = viewer(controller);
   await sleep(2000);
   const recorder = mode !== 'off'
-    ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) })
+    ? new Recorder({
+        dir,
+        screenId: 'bench',
+        maxBytes: 1024 * 1024 * 1024,
+        log: testLog,
+        openRelay: () => controller.openRelay({ passive: true }),
+        watchedUpdateIntervalMs: watchedMs === 0 ? 2 ** 31 - 1 : watchedMs,
+      })
     : undefined;
   recorder?.setWatched(mode === 'watched');
   recorder?.start();
@@ -191,6 +205,12 @@ async function main(): Promise<void> {
         const on = await measure(controller, mode, join(dir, `${mode}${round}`));
         rows.push(`| terminal flood | recording, ${mode} | ${on.fps.toFixed(1)} (${(on.fps / off.fps).toFixed(2)}×) | ${on.cpu.toFixed(1)} % (${(on.cpu / off.cpu).toFixed(2)}×) | ${on.mbPerMin.toFixed(1)} |`);
         cpuRow(`${mode}, round ${round + 1}`, on);
+      }
+      for (const ms of WATCHED_VARIANTS) {
+        const on = await measure(controller, 'watched', join(dir, `watched-${ms}-${round}`), ms);
+        const label = ms === 0 ? 'watched, keyframes only' : `watched, 1 update / ${ms} ms`;
+        rows.push(`| terminal flood | recording, ${label} | ${on.fps.toFixed(1)} (${(on.fps / off.fps).toFixed(2)}×) | ${on.cpu.toFixed(1)} % (${(on.cpu / off.cpu).toFixed(2)}×) | ${on.mbPerMin.toFixed(1)} |`);
+        cpuRow(`${label}, round ${round + 1}`, on);
       }
     }
     sh('docker', ['exec', container, 'pkill', '-f', 'head -c 3000']);
