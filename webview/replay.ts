@@ -32,7 +32,7 @@ const decoderHost = $('decoder');
  * end, which replay does not need: it copies the back buffer itself, once a frame).
  */
 interface NoVncInternals {
-  readonly _display: { pending(): boolean; flip(): void; readonly _backbuffer: HTMLCanvasElement };
+  readonly _display: { pending(): boolean; flip(): void; readonly _backbuffer: HTMLCanvasElement; readonly _renderQ: readonly unknown[] };
   readonly _flushing: boolean;
 }
 
@@ -120,7 +120,7 @@ class Player {
    */
   drawn(): boolean {
     const rfb = this.rfb as unknown as NoVncInternals | undefined;
-    return !rfb || (!rfb._display.pending() && !rfb._flushing);
+    return !rfb || (rfb._display._renderQ.length === 0 && !rfb._flushing);
   }
 
   private load(index: number): void {
@@ -135,7 +135,13 @@ class Player {
     rfb.scaleViewport = false;
     // Seeking decodes many updates at once; copying each to a canvas nobody sees cost a full-screen
     // drawImage per update (a third of a seek's time in a terminal flood).
-    (rfb as unknown as NoVncInternals)._display.flip = () => undefined;
+    const display = (rfb as unknown as NoVncInternals)._display;
+    display.flip = () => undefined;
+    // A terminal flood is mostly JPEG rectangles, which the browser decodes asynchronously; noVNC
+    // waits for one update's pictures before it reads the next (a live viewer's backpressure).
+    // Replay lets it read on, so the pictures of many updates decode at once; noVNC's render
+    // queue still draws them in order.
+    display.pending = () => false;
     this.rfb = rfb;
     this.segment = index;
     this.fed = 0;
