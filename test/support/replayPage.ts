@@ -65,7 +65,8 @@ export interface ReplayPage {
 
 /** Opens the replay page on segment files (oldest first) and waits until they are loaded. */
 export async function openReplay(files: readonly string[], viewport = { width: 1300, height: 900 }): Promise<ReplayPage> {
-  const script = readFileSync(join(__dirname, '..', '..', '..', 'dist', 'replay.js'));
+  // BENCH_REPLAY_SCRIPT: another build of the replay script, to compare two in one benchmark run.
+  const script = readFileSync(process.env.BENCH_REPLAY_SCRIPT ?? join(__dirname, '..', '..', '..', 'dist', 'replay.js'));
   const byName = new Map(files.map((file) => [basename(file), file]));
   const { chromium } = playwright();
   const browser = await chromium.launch({ executablePath: process.env.BOTSCREEN_CHROMIUM || '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
