@@ -186,13 +186,8 @@ async function main(): Promise<void> {
     const rows: string[] = [];
     const kinds: ProcKind[] = ['Xvnc', 'docker exec clients', 'dockerd', 'containerd(-shim)', 'relay.py', 'this process', 'flood workload', 'other'];
     const cpuRows: string[] = [];
-    /** The screen's own processes: what viewer and recorder cost, without the workload and the rest of the machine. */
-    const screenKinds: ProcKind[] = ['Xvnc', 'docker exec clients', 'dockerd', 'containerd(-shim)', 'relay.py', 'this process'];
-    const cpuRow = (label: string, m: Measured) => {
-      const screen = screenKinds.reduce((sum, k) => sum + (m.byKind.get(k) ?? 0), 0);
-      const cells = kinds.map((k) => (m.byKind.get(k) ?? 0).toFixed(1)).join(' | ');
-      cpuRows.push(`| ${label} | ${cells} | ${[...m.byKind.values()].reduce((a, b) => a + b, 0).toFixed(0)} | ${(screen / m.fps).toFixed(2)} |`);
-    };
+    const cpuRow = (label: string, m: Measured) =>
+      cpuRows.push(`| ${label} | ${kinds.map((k) => (m.byKind.get(k) ?? 0).toFixed(1)).join(' | ')} | ${[...m.byKind.values()].reduce((a, b) => a + b, 0).toFixed(0)} |`);
 
     // Idle: the desktop as it starts.
     await sleep(3000);
@@ -240,13 +235,9 @@ async function main(): Promise<void> {
     console.log('| workload | recorder | viewer frames/s | this process CPU | recording MB/min |');
     console.log('|---|---|---|---|---|');
     rows.forEach((row) => console.log(row));
-    console.log(
-      `\nWhere the CPU goes during the flood rows (% of one core, from /proc; relays of segments that ended within a row are missed). ` +
-        `Other work on a shared machine moves the viewer's frames/s from row to row; the last column, the screen's processes ` +
-        `(${screenKinds.join(', ')}) per viewer frame, is what the recorder adds per frame the viewer gets.\n`,
-    );
-    console.log(`| recorder | ${kinds.join(' | ')} | all | screen CPU per viewer frame/s |`);
-    console.log(`|---|${kinds.map(() => '---|').join('')}---|---|`);
+    console.log(`\nWhere the CPU goes during the flood rows (% of one core, from /proc; relays of segments that ended within a row are missed)\n`);
+    console.log(`| recorder | ${kinds.join(' | ')} | all |`);
+    console.log(`|---|${kinds.map(() => '---|').join('')}---|`);
     cpuRows.forEach((row) => console.log(row));
     const kept = listSegments(join(dir, 'unwatched0')).length;
     console.log(`\n(${kept} segments in one flood row)`);
