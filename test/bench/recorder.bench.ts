@@ -1,7 +1,8 @@
 // Flight recorder costs on a real Docker sandbox: a viewer-like RFB client's frames per second
 // and this process's CPU (where the extension host runs the recorder) with and without the
-// recorder during a terminal flood; recording size per minute idle and in the flood. Prints a
-// table; asserts nothing.
+// recorder during a terminal flood, and every process's CPU by kind from /proc (Xvnc, the docker
+// exec clients, dockerd, relay.py…: where the recorder's cost goes); recording size per minute
+// idle and in the flood. Prints tables; asserts nothing.
 // Seek latency over a 30-minute recording: a bursty terminal flood recorded live for a while, its
 // segment files replicated (shifted in time) until they span 30 minutes, replayed by the real
 // replay script in Chromium (test/support/replayPage.ts), timed over random seeks.
