@@ -1,7 +1,11 @@
 // The external-viewer port against the real screen: loopback only, RFB through it, only this
 // user may connect (a real second Unix user is refused), control per connection, at most 8
-// connections, and flat memory when the viewer or the relay stalls.
+// connections, flat memory when the viewer or the relay stalls, and the screen's clipboard only
+// for the connection in control (a raw legacy client, and TigerVNC's own vncviewer on an X
+// display of this machine).
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -74,6 +78,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
   };
   let relaysOpened = 0;
   const refusals: string[] = [];
+  const streamErrors: string[] = [];
   const openRelay = (): StreamProcess => {
     relaysOpened++;
     return controller.openRelay();
@@ -84,7 +89,13 @@ describe('external viewer port', { timeout: 600_000 }, () => {
 
   before(async () => {
     await controller.start();
-    listener = await listenForViewers({ openRelay, control, viewerPrefix: 'external-test', onRefused: (reason) => refusals.push(reason) });
+    listener = await listenForViewers({
+      openRelay,
+      control,
+      viewerPrefix: 'external-test',
+      onRefused: (reason) => refusals.push(reason),
+      onStreamError: (viewerId, detail) => streamErrors.push(`${viewerId}: ${detail}`),
+    });
     other = createOtherUser();
   });
 
@@ -200,6 +211,91 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     assert.equal(lease.read().holder, 'agent');
   });
 
+  /** Copies `text` on the screen as the desktop's user would (xclip owns the CLIPBOARD until someone else takes it). */
+  const copyOnScreen = async (text: string) => {
+    const { sandbox, screen } = controller.runningSandbox()!;
+    const script = 'printf %s "$1" | xclip -selection clipboard >/dev/null 2>&1';
+    const result = await run(sandbox.exec(withEnv(screen.env, ['sh', '-c', script, 'sh', text]), { interactive: false }), { timeoutMs: 20_000 });
+    assert.equal(result.exitCode, 0, result.stderr);
+  };
+  const marker = (what: string) => `BS-${what}-${randomBytes(6).toString('hex')}`;
+
+  test('a legacy client not in control never gets the screen\'s clipboard text; in control it does', async () => {
+    const socket = await open(listener.port);
+    await rfbHandshake(socket as unknown as Readable, socket, SLOW_MS);
+    // No ExtendedClipboard: the server sends clipboard text as it changes (legacy ServerCutText).
+    // Encodings as a TightVNC-era client asks, CoRRE (4) among them, which the port removes.
+    const encodings = [7, 5, 16, 4, 2, 1, 0, -239, -223, -224, -26];
+    const setEncodings = Buffer.alloc(4 + 4 * encodings.length);
+    setEncodings[0] = 2;
+    setEncodings.writeUInt16BE(encodings.length, 2);
+    encodings.forEach((e, i) => setEncodings.writeInt32BE(e, 4 + 4 * i));
+    socket.write(setEncodings);
+    socket.write(FRAMEBUFFER_UPDATE_REQUEST_FULL);
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    // Incremental requests keep updates (the terminal, the panel clock) flowing past the filter.
+    const requests = setInterval(() => socket.write(Buffer.from([3, 1, 0, 0, 0, 0, 0x05, 0x00, 0x03, 0x20])), 200);
+    try {
+      await waitFor(() => received.length > 0, 60_000, 50, 'the first update');
+      const agentCopy = marker('AGENT');
+      await copyOnScreen(agentCopy);
+      const before = received.length;
+      await new Promise((r) => setTimeout(r, 4_000));
+      assert.ok(!received.includes(agentCopy), 'the agent\'s copy reached a viewer not in control');
+
+      const viewerId = listener.takeControl();
+      assert.ok(viewerId);
+      const shared = marker('SHARED');
+      await copyOnScreen(shared);
+      await waitFor(() => received.includes(shared), 30_000, 50, 'the screen\'s copy to reach the viewer in control');
+
+      control.handBack(viewerId);
+      const afterHandBack = marker('AGAIN');
+      await copyOnScreen(afterHandBack);
+      await new Promise((r) => setTimeout(r, 4_000));
+      assert.ok(!received.includes(afterHandBack), 'a copy after hand back reached the viewer');
+      assert.ok(received.length > before, 'the stream went on around the dropped messages');
+      assert.deepEqual(streamErrors, []);
+    } finally {
+      clearInterval(requests);
+    }
+  });
+
+  test('TigerVNC\'s vncviewer on an X display here: the screen\'s clipboard reaches its display only while it holds control', async () => {
+    const display = freeDisplay();
+    const xvnc = spawn('Xvnc', [display, '-SecurityTypes', 'None', '-rfbport', '-1', '-nolisten', 'tcp', '-geometry', '1400x900'], { stdio: 'ignore' });
+    let viewer: ChildProcess | undefined;
+    const env = { ...process.env, DISPLAY: display };
+    const onDisplay = (...args: string[]) => run({ command: 'env', args: [`DISPLAY=${display}`, ...args] }, { timeoutMs: 20_000 });
+    const hostClipboard = async () => (await onDisplay('timeout', '5', 'xclip', '-o', '-selection', 'clipboard')).stdout;
+    try {
+      await waitFor(() => existsSync(`/tmp/.X11-unix/X${display.slice(1)}`), 30_000, 50, 'the host X display');
+      const connectionsBefore = listener.connections();
+      // It sends nothing of its own clipboard, so only the screen's text can land on its display.
+      viewer = spawn('vncviewer', ['-SendClipboard=0', '-SendPrimary=0', '-SetPrimary=0', '-AcceptClipboard=1', `127.0.0.1::${listener.port}`], { env, stdio: 'ignore' });
+      await waitFor(() => listener.connections() === connectionsBefore + 1, SLOW_MS, 50, 'vncviewer to connect');
+      // Focused, as a person's viewer is: TigerVNC's viewer asks for announced text only then.
+      await waitFor(async () => (await onDisplay('xdotool', 'search', '--name', 'TigerVNC')).exitCode === 0, 60_000, 200, 'the viewer window');
+      await onDisplay('sh', '-c', 'xdotool search --name TigerVNC | while read w; do xdotool windowfocus "$w"; done');
+
+      const agentCopy = marker('AGENT');
+      await copyOnScreen(agentCopy);
+      await new Promise((r) => setTimeout(r, 4_000));
+      assert.notEqual(await hostClipboard(), agentCopy, 'the agent\'s copy reached this machine\'s clipboard');
+
+      assert.ok(listener.takeControl());
+      const shared = marker('SHARED');
+      await copyOnScreen(shared);
+      await waitFor(async () => (await hostClipboard()) === shared, 30_000, 250, 'the screen\'s copy on the viewer\'s display');
+      assert.equal(viewer.exitCode, null, 'vncviewer still connected');
+      assert.deepEqual(streamErrors, [], 'the port followed TigerVNC\'s stream');
+    } finally {
+      viewer?.kill();
+      xvnc.kill();
+    }
+  });
+
   test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async () => {
     const openedBefore = relaysOpened;
     refusals.length = 0;
@@ -313,6 +409,16 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     await waitFor(() => relays() === 0, 60_000, 50, 'no relay');
   });
 });
+
+/** An X display number no server uses on this machine. */
+function freeDisplay(): string {
+  for (let n = 140 + (process.pid % 40); n < 240; n++) {
+    if (!existsSync(`/tmp/.X11-unix/X${n}`) && !existsSync(`/tmp/.X${n}-lock`)) {
+      return `:${n}`;
+    }
+  }
+  throw new Error('no free X display number');
+}
 
 /** Width and height from a JPEG's start-of-frame marker. */
 function jpegSize(jpeg: Buffer): [number, number] | undefined {

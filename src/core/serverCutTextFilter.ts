@@ -1,0 +1,192 @@
+// The server-to-client half of an external viewer's connection: passes the screen's RFB stream to
+// a native VNC viewer message by message and drops the screen's clipboard text (ServerCutText,
+// legacy or extended) unless that viewer may take it now. Without it a viewer that is only
+// watching would get the agent's copies in the user's clipboard: the input gate filters what a
+// viewer sends, never what it receives.
+//
+// It follows the session as an observer: the viewer does its own handshake, the input gate (which
+// sees the viewer's side) tells it the viewer's protocol version and every SetPixelFormat and
+// EnableContinuousUpdates that passed, and the gate keeps the viewer's SetEncodings to what
+// `framedEncoding` can follow, so every message's end is known. A stream it cannot follow is an
+// error: the owner closes the connection rather than pass bytes it cannot judge.
+import {
+  MSG_END_OF_CONTINUOUS_UPDATES,
+  MSG_SERVER_CUT_TEXT,
+  RfbProtocolError,
+  StreamFeeder,
+  pixelFormatAt,
+  read,
+  reason,
+  serverMessages,
+  u32,
+  type PixelFormat,
+  type StreamParser,
+} from './rfbServerStream';
+import { EXTENDED_CLIPBOARD, RfbClientMessage } from './rfbInputGate';
+
+export interface ServerCutTextFilterOptions {
+  /** The RFB version the viewer answered with (the gate saw it), once it has. */
+  readonly clientVersion: () => 3.3 | 3.7 | 3.8 | undefined;
+  /** Whether the screen's clipboard text may reach this viewer now (it holds control, the policy allows it). */
+  readonly mayReceive: () => boolean;
+}
+
+/**
+ * Whether a server clipboard message may pass: a legacy text or an extended Notify or Provide
+ * only when `mayReceive`; the extended Caps (no text: the viewer must learn the server speaks
+ * UTF-8) and Request or Peek (the server asks for the viewer's clipboard, whose answer passes the
+ * input gate only under control) always; anything else never.
+ */
+export function serverCutTextPasses(extendedFlags: number | undefined, mayReceive: () => boolean): boolean {
+  if (extendedFlags === undefined) {
+    return mayReceive();
+  }
+  const actions = (extendedFlags & 0xff000000) >>> 0;
+  if (actions & EXTENDED_CLIPBOARD.caps) {
+    return true;
+  }
+  switch (actions) {
+    case EXTENDED_CLIPBOARD.request:
+    case EXTENDED_CLIPBOARD.peek:
+      return true;
+    case EXTENDED_CLIPBOARD.notify:
+    case EXTENDED_CLIPBOARD.provide:
+      return mayReceive();
+    default:
+      return false;
+  }
+}
+
+export class ServerCutTextFilter {
+  private readonly feeder: StreamFeeder;
+  private pixelFormat: PixelFormat | undefined;
+  /** A SetPixelFormat sent while continuous updates run: it applies after the server's EndOfContinuousUpdates. */
+  private pendingFormat: PixelFormat | undefined;
+  private continuousUpdates = false;
+  /** Bytes of the chunk being fed that are decided but not yet output start here. */
+  private from = 0;
+  private chunk: Uint8Array = new Uint8Array(0);
+  private out: Uint8Array[] = [];
+  /** pass: bytes go out; hold: a ServerCutText's header, kept until it is judged; drop: its bytes go nowhere. */
+  private mode: 'pass' | 'hold' | 'drop' = 'pass';
+  private held: Uint8Array[] = [];
+  /** ServerCutText messages kept from the viewer so far. */
+  dropped = 0;
+
+  constructor(private readonly options: ServerCutTextFilterOptions) {
+    this.feeder = new StreamFeeder(this.session());
+  }
+
+  /** The bytes of `chunk` the viewer may have, in order. Throws RfbProtocolError on a stream it cannot follow. */
+  push(chunk: Uint8Array): Uint8Array[] {
+    this.chunk = chunk;
+    this.from = 0;
+    this.out = [];
+    this.feeder.feed(chunk);
+    const rest = chunk.subarray(this.from);
+    if (rest.length > 0) {
+      if (this.mode === 'pass') {
+        this.out.push(rest);
+      } else if (this.mode === 'hold') {
+        this.held.push(rest);
+      }
+    }
+    this.chunk = new Uint8Array(0);
+    return this.out;
+  }
+
+  /** A client message the input gate passed to the server (only the ones that change how the stream is framed matter). */
+  clientMessage(message: Uint8Array): void {
+    if (message[0] === RfbClientMessage.SetPixelFormat) {
+      const format = pixelFormatAt(message, 4);
+      // With continuous updates running, updates in the old format may still be on their way:
+      // the viewer switched them off first, and the server's EndOfContinuousUpdates marks the switch.
+      if (this.continuousUpdates) {
+        this.pendingFormat = format;
+      } else {
+        this.pixelFormat = format;
+      }
+    } else if (message[0] === RfbClientMessage.EnableContinuousUpdates && message[1] !== 0) {
+      this.continuousUpdates = true;
+    }
+  }
+
+  private *session(): StreamParser {
+    const banner = String.fromCharCode(...(yield* read(12)));
+    if (!/^RFB 003\.00[378]\n$/.test(banner)) {
+      throw new RfbProtocolError(`unsupported server version ${JSON.stringify(banner)}`);
+    }
+    // The server says more only after the viewer's version, which went through the gate.
+    const version = this.options.clientVersion();
+    if (version === undefined) {
+      throw new RfbProtocolError('the server went on before the viewer chose a protocol version');
+    }
+    if (version === 3.3) {
+      const type = u32(yield* read(4), 0);
+      if (type === 0) {
+        yield* reason();
+        return; // refused: the reason is the last thing the server says
+      }
+      if (type !== 1) {
+        throw new RfbProtocolError(`unexpected security type ${type}`);
+      }
+    } else {
+      const count = (yield* read(1))[0];
+      if (count === 0) {
+        yield* reason();
+        return;
+      }
+      yield { skip: count };
+      // The gate lets the viewer pick None only; 3.7 sends no SecurityResult for None.
+      if (version === 3.8 && u32(yield* read(4), 0) !== 0) {
+        yield* reason();
+        return;
+      }
+    }
+    const init = yield* read(24);
+    this.pixelFormat ??= pixelFormatAt(init, 4);
+    yield { skip: u32(init, 20) }; // the desktop's name
+    yield* serverMessages(
+      {
+        messageStart: (type) => this.messageStart(type),
+        messageEnd: (type) => this.messageEnd(type),
+        updateEnd: () => undefined,
+        resized: () => undefined,
+        cutText: (flags) => this.judge(serverCutTextPasses(flags, this.options.mayReceive)),
+      },
+      () => this.pixelFormat!,
+    );
+  }
+
+  private messageStart(type: number): void {
+    if (type === MSG_SERVER_CUT_TEXT) {
+      const at = this.feeder.position - 1; // the type byte, always in this chunk
+      this.out.push(this.chunk.subarray(this.from, at));
+      this.from = at;
+      this.mode = 'hold';
+    } else if (type === MSG_END_OF_CONTINUOUS_UPDATES && this.pendingFormat) {
+      this.pixelFormat = this.pendingFormat;
+      this.pendingFormat = undefined;
+    }
+  }
+
+  private judge(passes: boolean): void {
+    const at = this.feeder.position;
+    if (passes) {
+      this.out.push(...this.held, this.chunk.subarray(this.from, at));
+      this.mode = 'pass';
+    } else {
+      this.dropped++;
+      this.mode = 'drop';
+    }
+    this.held = [];
+    this.from = at;
+  }
+
+  private messageEnd(type: number): void {
+    if (type === MSG_SERVER_CUT_TEXT && this.mode === 'drop') {
+      this.from = this.feeder.position;
+      this.mode = 'pass';
+    }
+  }
+}
