@@ -116,13 +116,16 @@ export class ServerCutTextFilter {
     if (!/^RFB 003\.00[378]\n$/.test(banner)) {
       throw new RfbProtocolError(`unsupported server version ${JSON.stringify(banner)}`);
     }
-    // The server says more only after the viewer's version, which went through the gate.
+    // The server says more only after the viewer's version, which went through the gate: what
+    // follows the banner is framed by that version, known once its first byte is here.
+    const first = (yield* read(1))[0];
     const version = this.options.clientVersion();
     if (version === undefined) {
       throw new RfbProtocolError('the server went on before the viewer chose a protocol version');
     }
     if (version === 3.3) {
-      const type = u32(yield* read(4), 0);
+      const rest = yield* read(3);
+      const type = u32(Uint8Array.of(first, ...rest), 0);
       if (type === 0) {
         yield* reason();
         return; // refused: the reason is the last thing the server says
@@ -131,7 +134,7 @@ export class ServerCutTextFilter {
         throw new RfbProtocolError(`unexpected security type ${type}`);
       }
     } else {
-      const count = (yield* read(1))[0];
+      const count = first;
       if (count === 0) {
         yield* reason();
         return;

@@ -234,6 +234,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     socket.write(FRAMEBUFFER_UPDATE_REQUEST_FULL);
     let received = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    socket.resume();
     // Incremental requests keep updates (the terminal, the panel clock) flowing past the filter.
     const requests = setInterval(() => socket.write(Buffer.from([3, 1, 0, 0, 0, 0, 0x05, 0x00, 0x03, 0x20])), 200);
     try {

@@ -186,8 +186,15 @@ describe('ServerCutTextFilter', () => {
     const filter = new ServerCutTextFilter({ clientVersion: () => 3.8, mayReceive: () => false });
     filter.push(cat(hello('8'), u8(1, 1), u32(0), serverInit()));
     assert.throws(() => filter.push(update(rect(2, 2, 4 /* CoRRE, never asked */, Buffer.alloc(8)))), RfbProtocolError);
-    const early = new ServerCutTextFilter({ clientVersion: () => undefined, mayReceive: () => false });
-    assert.throws(() => early.push(cat(hello('8'), u8(1, 1))), /before the viewer chose/);
+    // The version is asked only when the server goes on after its banner (the viewer answered by then).
+    let answered: 3.8 | undefined;
+    const early = new ServerCutTextFilter({ clientVersion: () => answered, mayReceive: () => false });
+    assert.deepEqual(Buffer.concat(early.push(hello('8'))), hello('8'));
+    assert.throws(() => early.push(u8(1, 1)), /before the viewer chose/);
+    const onTime = new ServerCutTextFilter({ clientVersion: () => answered, mayReceive: () => false });
+    onTime.push(hello('8'));
+    answered = 3.8;
+    assert.doesNotThrow(() => onTime.push(cat(u8(1, 1), u32(0), serverInit())));
   });
 
   test('a refusal ends the session with its reason passed on', () => {
