@@ -343,16 +343,26 @@ describe('external viewer port', { timeout: 600_000 }, () => {
   });
 
   test('a viewer that stops reading for 10 s while its relay sends as fast as an exec can: the RSS here grows by less than 20 MB', async () => {
-    // The screen above cannot outrun a loaded machine's docker exec; this relay stand-in can
-    // (a real exec streaming zeros), so without backpressure this test fails.
+    // The screen above cannot outrun a loaded machine's docker exec; this relay stand-in can (a
+    // real exec streaming zeros), so without backpressure this test fails. It speaks RFB, as the
+    // port passes only a stream it can follow: a 65535×65535 Raw rectangle of zeros is endless.
     const { sandbox } = controller.runningSandbox()!;
+    const server = [
+      "printf 'RFB 003.008\\n'",
+      'head -c 12 >/dev/null', // the viewer's version
+      "printf '\\001\\001\\000\\000\\000\\000'", // security None, then its result
+      "printf '\\377\\377\\377\\377\\040\\030\\000\\001\\000\\377\\000\\377\\000\\377\\020\\010\\000\\000\\000\\000\\000\\000\\000\\000'",
+      "printf '\\000\\000\\000\\001\\000\\000\\000\\000\\377\\377\\377\\377\\000\\000\\000\\000'",
+      'exec cat /dev/zero',
+    ].join('; ');
     const flooding = await listenForViewers({
-      openRelay: () => openStream(sandbox.exec(['cat', '/dev/zero'], { interactive: true })),
+      openRelay: () => openStream(sandbox.exec(['sh', '-c', server], { interactive: true })),
       control,
       viewerPrefix: 'external-flood',
     });
     const socket = await open(flooding.port);
-    await readExactly(socket as unknown as Readable, 1, SLOW_MS); // the exec is up and sending
+    socket.write('RFB 003.008\n\x01\x01', 'latin1');
+    await readExactly(socket as unknown as Readable, 12 + 6 + 24 + 16 + 1, SLOW_MS); // the exec is up and sending pixels
     socket.pause();
     const growth = await rssGrowthDuring(() => new Promise((r) => setTimeout(r, 10_000)));
     let after = 0;
