@@ -200,25 +200,8 @@ const WORKLOADS = [
     start: (sb) => sb.terminal('animation', `python3 -c ${quote(ANIMATION)}`) },
 ];
 
-const ANIMATION = `
-import os, sys, time
-t, period = 0, 1 / 30
-next_at = time.monotonic()
-while True:
-    cols, rows = os.get_terminal_size()
-    lines = []
-    for r in range(rows - 1):
-        x = (t * 2 + r) % cols
-        line = [" "] * cols
-        for k in range(12):
-            line[(x + k) % cols] = "#"
-        lines.append("".join(line))
-    sys.stdout.write("\\x1b[H" + "\\n".join(lines))
-    sys.stdout.flush()
-    t += 1
-    next_at += period
-    time.sleep(max(0, next_at - time.monotonic()))
-`;
+// The paced animation (a whole terminal redrawn 30 times a second), shared with recorder.bench.ts.
+const ANIMATION = fs.readFileSync(path.join(REPO_ROOT, 'test', 'bench', 'animation.py'), 'utf8');
 
 // ---------------------------------------------------------------------------------------------
 // The two viewers.
