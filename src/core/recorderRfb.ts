@@ -57,7 +57,7 @@ export const RECORDER_ENCODINGS = [
   PSEUDO_EXTENDED_DESKTOP_SIZE,
 ];
 
-const NOVNC_PIXEL_FORMAT: PixelFormat = { bitsPerPixel: 32, depth: 24, trueColour: true };
+const NOVNC_PIXEL_FORMAT: PixelFormat = { bitsPerPixel: 32, tightThreeBytes: true };
 
 /** noVNC's pixel format (core/rfb.js `messages.pixelFormat` at depth 24): 32 bpp, little-endian, RGB at shifts 0/8/16. */
 export function setPixelFormat(): Uint8Array {

@@ -15,17 +15,22 @@ export class RfbProtocolError extends Error {}
 /** The parts of a pixel format that decide how many bytes a pixel takes on the wire. */
 export interface PixelFormat {
   readonly bitsPerPixel: number;
-  readonly depth: number;
-  readonly trueColour: boolean;
+  /**
+   * Tight sends 3-byte pixels (TPIXEL): true colour, 32 bits per pixel, depth 24, and red, green
+   * and blue exactly 8 bits wide each (rfbproto; TigerVNC's PixelFormat::is888).
+   */
+  readonly tightThreeBytes: boolean;
 }
 
 /** The pixel format in a ServerInit or SetPixelFormat, from the byte where it starts. */
 export function pixelFormatAt(bytes: Uint8Array, at: number): PixelFormat {
-  const pf = { bitsPerPixel: bytes[at], depth: bytes[at + 1], trueColour: bytes[at + 3] !== 0 };
-  if (![8, 16, 32].includes(pf.bitsPerPixel)) {
-    throw new RfbProtocolError(`unsupported pixel format: ${pf.bitsPerPixel} bits per pixel`);
+  const bitsPerPixel = bytes[at];
+  if (![8, 16, 32].includes(bitsPerPixel)) {
+    throw new RfbProtocolError(`unsupported pixel format: ${bitsPerPixel} bits per pixel`);
   }
-  return pf;
+  const trueColour = bytes[at + 3] !== 0;
+  const eightBits = [4, 6, 8].every((offset) => u16(bytes, at + offset) === 255);
+  return { bitsPerPixel, tightThreeBytes: trueColour && bitsPerPixel === 32 && bytes[at + 1] === 24 && eightBits };
 }
 
 /** What a framer tells its owner as the stream goes by. */
@@ -270,9 +275,9 @@ function* hextile(w: number, h: number, pixel: number): StreamParser {
   }
 }
 
-/** A Tight rectangle. Its TPIXELs are 3 bytes in a 24-bit-deep true-colour 32-bit format. */
+/** A Tight rectangle (see `tightThreeBytes` for its pixel size). */
 function* tight(w: number, h: number, pf: PixelFormat): StreamParser {
-  const pixel = pf.trueColour && pf.bitsPerPixel === 32 && pf.depth === 24 ? 3 : pf.bitsPerPixel / 8;
+  const pixel = pf.tightThreeBytes ? 3 : pf.bitsPerPixel / 8;
   const control = (yield* read(1))[0];
   const kind = control >> 4;
   if (kind === 0x08) {

@@ -60,9 +60,16 @@ export function serverCutTextPasses(extendedFlags: number | undefined, mayReceiv
 export class ServerCutTextFilter {
   private readonly feeder: StreamFeeder;
   private pixelFormat: PixelFormat | undefined;
-  /** A SetPixelFormat sent while continuous updates run: it applies after the server's EndOfContinuousUpdates. */
+  /** A SetPixelFormat sent while continuous updates run or are ending: it applies after the server's EndOfContinuousUpdates. */
   private pendingFormat: PixelFormat | undefined;
+  /** The viewer switched continuous updates on and not off. */
   private continuousUpdates = false;
+  /** The viewer switched them off: updates may still come until the server's EndOfContinuousUpdates. */
+  private continuousUpdatesEnding = false;
+  /** A client message that made the stream unfollowable; thrown by the next push. */
+  private failure: RfbProtocolError | undefined;
+  /** The session ended (a refusal): nothing more may come. */
+  private ended = false;
   /** Bytes of the chunk being fed that are decided but not yet output start here. */
   private from = 0;
   private chunk: Uint8Array = new Uint8Array(0);
@@ -79,10 +86,19 @@ export class ServerCutTextFilter {
 
   /** The bytes of `chunk` the viewer may have, in order. Throws RfbProtocolError on a stream it cannot follow. */
   push(chunk: Uint8Array): Uint8Array[] {
+    if (this.failure) {
+      throw this.failure;
+    }
+    if (this.ended && chunk.length > 0) {
+      throw new RfbProtocolError('the server went on after it ended the session');
+    }
     this.chunk = chunk;
     this.from = 0;
     this.out = [];
     this.feeder.feed(chunk);
+    if (this.ended && this.feeder.position < chunk.length) {
+      throw new RfbProtocolError('the server went on after it ended the session');
+    }
     const rest = chunk.subarray(this.from);
     if (rest.length > 0) {
       if (this.mode === 'pass') {
@@ -95,40 +111,60 @@ export class ServerCutTextFilter {
     return this.out;
   }
 
-  /** A client message the input gate passed to the server (only the ones that change how the stream is framed matter). */
+  /**
+   * A client message the input gate passed to the server (only the ones that change how the
+   * stream is framed matter). Never throws: a message that makes the stream unfollowable fails
+   * the next `push`, so the owner closes the connection there.
+   */
   clientMessage(message: Uint8Array): void {
     if (message[0] === RfbClientMessage.SetPixelFormat) {
-      const format = pixelFormatAt(message, 4);
-      // With continuous updates running, updates in the old format may still be on their way:
-      // the viewer switched them off first, and the server's EndOfContinuousUpdates marks the switch.
-      if (this.continuousUpdates) {
+      let format: PixelFormat;
+      try {
+        format = pixelFormatAt(message, 4);
+      } catch (err) {
+        this.failure = err instanceof RfbProtocolError ? err : new RfbProtocolError(String(err));
+        return;
+      }
+      // A viewer changes format only with no update outstanding (rfbproto), so in request mode
+      // the next update is in the new one. With continuous updates the viewer switches them off
+      // first, and the server's EndOfContinuousUpdates marks where the new format starts.
+      if (this.continuousUpdates || this.continuousUpdatesEnding) {
         this.pendingFormat = format;
       } else {
         this.pixelFormat = format;
       }
-    } else if (message[0] === RfbClientMessage.EnableContinuousUpdates && message[1] !== 0) {
-      this.continuousUpdates = true;
+    } else if (message[0] === RfbClientMessage.EnableContinuousUpdates) {
+      if (message[1] !== 0) {
+        this.continuousUpdates = true;
+      } else if (this.continuousUpdates) {
+        this.continuousUpdates = false;
+        this.continuousUpdatesEnding = true;
+      }
     }
   }
 
   private *session(): StreamParser {
     const banner = String.fromCharCode(...(yield* read(12)));
-    if (!/^RFB 003\.00[378]\n$/.test(banner)) {
+    const offered = /^RFB 003\.00([378])\n$/.exec(banner);
+    if (!offered) {
       throw new RfbProtocolError(`unsupported server version ${JSON.stringify(banner)}`);
     }
     // The server says more only after the viewer's version, which went through the gate: what
     // follows the banner is framed by that version, known once its first byte is here.
     const first = (yield* read(1))[0];
-    const version = this.options.clientVersion();
-    if (version === undefined) {
+    const asked = this.options.clientVersion();
+    if (asked === undefined) {
       throw new RfbProtocolError('the server went on before the viewer chose a protocol version');
     }
+    // The session speaks the lower of the two versions.
+    const version = Math.min(asked, Number(`3.${offered[1]}`));
     if (version === 3.3) {
       const rest = yield* read(3);
       const type = u32(Uint8Array.of(first, ...rest), 0);
       if (type === 0) {
         yield* reason();
-        return; // refused: the reason is the last thing the server says
+        this.ended = true; // refused: the reason is the last thing the server says
+        return;
       }
       if (type !== 1) {
         throw new RfbProtocolError(`unexpected security type ${type}`);
@@ -137,12 +173,14 @@ export class ServerCutTextFilter {
       const count = first;
       if (count === 0) {
         yield* reason();
+        this.ended = true;
         return;
       }
       yield { skip: count };
       // The gate lets the viewer pick None only; 3.7 sends no SecurityResult for None.
       if (version === 3.8 && u32(yield* read(4), 0) !== 0) {
         yield* reason();
+        this.ended = true;
         return;
       }
     }
@@ -167,9 +205,12 @@ export class ServerCutTextFilter {
       this.out.push(this.chunk.subarray(this.from, at));
       this.from = at;
       this.mode = 'hold';
-    } else if (type === MSG_END_OF_CONTINUOUS_UPDATES && this.pendingFormat) {
-      this.pixelFormat = this.pendingFormat;
-      this.pendingFormat = undefined;
+    } else if (type === MSG_END_OF_CONTINUOUS_UPDATES) {
+      this.continuousUpdatesEnding = false;
+      if (this.pendingFormat) {
+        this.pixelFormat = this.pendingFormat;
+        this.pendingFormat = undefined;
+      }
     }
   }
 

@@ -220,17 +220,22 @@ describe('external viewer port', { timeout: 600_000 }, () => {
   };
   const marker = (what: string) => `BS-${what}-${randomBytes(6).toString('hex')}`;
 
-  test('a legacy client not in control never gets the screen\'s clipboard text; in control it does', async () => {
+  /**
+   * A raw RFB client asking for `encodings` (and answering the server's extended clipboard caps
+   * with `caps`, when given) streams updates while the screen's clipboard changes: what it got
+   * while not in control, in control, and after handing back.
+   */
+  const clipboardAsWatched = async (encodings: number[], caps: Buffer | undefined, seen: (received: Buffer, text: string) => boolean) => {
     const socket = await open(listener.port);
     await rfbHandshake(socket as unknown as Readable, socket, SLOW_MS);
-    // No ExtendedClipboard: the server sends clipboard text as it changes (legacy ServerCutText).
-    // Encodings as a TightVNC-era client asks, CoRRE (4) among them, which the port removes.
-    const encodings = [7, 5, 16, 4, 2, 1, 0, -239, -223, -224, -26];
     const setEncodings = Buffer.alloc(4 + 4 * encodings.length);
     setEncodings[0] = 2;
     setEncodings.writeUInt16BE(encodings.length, 2);
     encodings.forEach((e, i) => setEncodings.writeInt32BE(e, 4 + 4 * i));
     socket.write(setEncodings);
+    if (caps) {
+      socket.write(caps);
+    }
     socket.write(FRAMEBUFFER_UPDATE_REQUEST_FULL);
     let received = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
@@ -243,27 +248,61 @@ describe('external viewer port', { timeout: 600_000 }, () => {
       await copyOnScreen(agentCopy);
       const before = received.length;
       await new Promise((r) => setTimeout(r, 4_000));
-      assert.ok(!received.includes(agentCopy), 'the agent\'s copy reached a viewer not in control');
+      assert.ok(!seen(received, agentCopy), 'the agent\'s copy reached a viewer not in control');
 
       const viewerId = listener.takeControl();
       assert.ok(viewerId);
       const shared = marker('SHARED');
       await copyOnScreen(shared);
-      await waitFor(() => received.includes(shared), 30_000, 50, 'the screen\'s copy to reach the viewer in control');
+      await waitFor(() => seen(received, shared), 30_000, 50, 'the screen\'s copy to reach the viewer in control');
 
       control.handBack(viewerId);
+      const seenBefore = received.length;
       const afterHandBack = marker('AGAIN');
       await copyOnScreen(afterHandBack);
       await new Promise((r) => setTimeout(r, 4_000));
-      assert.ok(!received.includes(afterHandBack), 'a copy after hand back reached the viewer');
+      assert.ok(!seen(received.subarray(seenBefore), afterHandBack), 'a copy after hand back reached the viewer');
       assert.ok(received.length > before, 'the stream went on around the dropped messages');
       assert.deepEqual(streamErrors, []);
+      return received;
     } finally {
       clearInterval(requests);
+      socket.destroy();
     }
+  };
+
+  test('a legacy client not in control never gets the screen\'s clipboard text; in control it does', async () => {
+    // No ExtendedClipboard: the server sends clipboard text as it changes (legacy ServerCutText).
+    // Encodings as a TightVNC-era client asks, CoRRE (4) among them, which the port removes.
+    await clipboardAsWatched([7, 5, 16, 4, 2, 1, 0, -239, -223, -224, -26], undefined, (received, text) => received.includes(text));
   });
 
-  test('TigerVNC\'s vncviewer on an X display here: the screen\'s clipboard reaches its display only while it holds control', async () => {
+  test('an extended-clipboard client not in control gets the server\'s caps but never its Notify; in control it does', async () => {
+    const EXTENDED_CLIPBOARD = 0xc0a1e5ce | 0;
+    // Its caps: text, and the actions caps, request, peek, notify, provide; the gate zeroes the size.
+    const caps = Buffer.concat([Buffer.from([6, 0, 0, 0]), Buffer.from([0xff, 0xff, 0xff, 0xf8]), Buffer.from([0x1f, 0, 0, 1]), Buffer.from([0, 0x10, 0, 0])]);
+    // Notify of UTF-8 text: the only thing the server sends a Notify-capable client when its clipboard changes.
+    const NOTIFY = Buffer.from([3, 0, 0, 0, 0xff, 0xff, 0xff, 0xfc, 0x08, 0, 0, 1]);
+    const notifies = (bytes: Buffer) => {
+      let n = 0;
+      for (let at = bytes.indexOf(NOTIFY); at >= 0; at = bytes.indexOf(NOTIFY, at + 1)) {
+        n++;
+      }
+      return n;
+    };
+    let lastCount = 0;
+    const received = await clipboardAsWatched([16, 7, 1, 0, -223, -224, EXTENDED_CLIPBOARD], caps, (bytes) => {
+      const n = notifies(bytes);
+      const fresh = n > lastCount;
+      lastCount = Math.max(lastCount, n);
+      return fresh;
+    });
+    const serverCaps = received.indexOf(Buffer.from([3, 0, 0, 0, 0xff, 0xff, 0xff]));
+    assert.ok(serverCaps >= 0 && (received[serverCaps + 8] & 0x01) === 0x01, 'the server\'s caps reached the viewer');
+    assert.equal(notifies(received), 1, 'one Notify: the copy made while the viewer held control');
+  });
+
+  test('TigerVNC\'s vncviewer on an X display here: the port follows its stream, and the screen\'s clipboard reaches its display while it holds control, not before', async () => {
     const display = freeDisplay();
     const xvnc = spawn('Xvnc', [display, '-SecurityTypes', 'None', '-rfbport', '-1', '-nolisten', 'tcp', '-geometry', '1400x900'], { stdio: 'ignore' });
     let viewer: ChildProcess | undefined;

@@ -785,8 +785,9 @@ test('the external viewer port keeps only encodings it can frame, and is told it
   assert.ok(!list.includes(4) && !list.includes(-232), JSON.stringify(list));
   assert.deepEqual([...new Set(list)].sort(), asked.filter(framedEncoding).sort());
   const pixelFormat = Uint8Array.of(0, 0, 0, 0, 16, 16, 0, 1, 0, 31, 0, 63, 0, 31, 11, 5, 0, 0, 0, 0);
-  gate.push(concat([pixelFormat, Uint8Array.of(3, 1, 0, 0, 0, 0, 0, 8, 0, 8), Uint8Array.of(5, 1, 0, 1, 0, 1)]));
-  assert.deepEqual(seen, [0, 3], 'SetPixelFormat and the update request, not the dropped PointerEvent');
+  const continuousOff = Uint8Array.of(150, 0, 0, 0, 0, 0, 0, 8, 0, 8);
+  gate.push(concat([pixelFormat, Uint8Array.of(3, 1, 0, 0, 0, 0, 0, 8, 0, 8), Uint8Array.of(5, 1, 0, 1, 0, 1), continuousOff]));
+  assert.deepEqual(seen, [0, 3, 150], 'SetPixelFormat, the update request and continuous updates off, not the dropped PointerEvent');
 });
 
 test('SetDesktopSize passes only with control, and the gate remembers that one passed', () => {

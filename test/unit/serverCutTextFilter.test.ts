@@ -22,12 +22,13 @@ const s32 = (n: number) => {
 };
 const cat = (...parts: Buffer[]) => Buffer.concat(parts);
 
-function pixelFormat(bpp: number, depth: number, trueColour = true): Buffer {
-  return cat(u8(bpp, depth, 0, trueColour ? 1 : 0), u16(255), u16(255), u16(255), u8(16, 8, 0, 0, 0, 0));
+function pixelFormat(bpp: number, depth: number, max: readonly number[] = [255, 255, 255]): Buffer {
+  return cat(u8(bpp, depth, 0, 1), u16(max[0]), u16(max[1]), u16(max[2]), u8(16, 8, 0, 0, 0, 0));
 }
-function setPixelFormat(bpp: number, depth: number): Buffer {
-  return cat(u8(0, 0, 0, 0), pixelFormat(bpp, depth));
+function setPixelFormat(bpp: number, depth: number, max?: readonly number[]): Buffer {
+  return cat(u8(0, 0, 0, 0), pixelFormat(bpp, depth, max));
 }
+const enableContinuous = (on: boolean) => cat(u8(150, on ? 1 : 0), u16(0), u16(0), u16(64), u16(32));
 function rect(w: number, h: number, encoding: number, body: Buffer = Buffer.alloc(0)): Buffer {
   return cat(u16(0), u16(0), u16(w), u16(h), s32(encoding), body);
 }
@@ -65,6 +66,9 @@ function everyEncoding(pixel: number, tpixel: number): Buffer {
     rect(4, 4, 7, cat(u8(0x90), u8(0x85, 0x01), Buffer.alloc(133, 3))), // Tight JPEG, 2-byte length
     rect(1, 2, 7, cat(u8(0x00), Buffer.alloc(2 * tpixel, 8))), // Tight basic, < 12 bytes raw
     rect(16, 2, 7, cat(u8(0x40), u8(1), u8(1), Buffer.alloc(2 * tpixel, 1), Buffer.alloc(4, 2))), // Tight palette, 2 colours
+    rect(16, 2, 7, cat(u8(0x50), u8(1), u8(3), Buffer.alloc(4 * tpixel, 1), u8(9), Buffer.alloc(9, 2))), // Tight palette, 4 colours: 32 bytes, zlib'd
+    rect(64, 32, 7, cat(u8(0x60), u8(2), u8(0x81, 0x80, 0x01), Buffer.alloc(16385, 3))), // Tight gradient, 3-byte length
+    rect(8, 8, 7, cat(u8(0x20), u8(20), Buffer.alloc(20, 4))), // Tight basic, stream 2, no filter byte
     rect(30, 30, 16, cat(u32(11), Buffer.alloc(11, 0xab))), // ZRLE
     rect(3, 3, -239, Buffer.alloc(9 * pixel + 3, 1)), // rich cursor
     rect(9, 2, -240, Buffer.alloc(6 + 2 * 2 * 2, 1)), // X cursor
@@ -76,12 +80,13 @@ function everyEncoding(pixel: number, tpixel: number): Buffer {
     rect(0, 0, 0x574d5668, u32(7)), // VMware LED state
     rect(0, 0, -258), // QEMU extended key event ack
     rect(10, 10, 0x574d5666), // VMware cursor position
-    rect(64, 32, -308, cat(u8(1, 0, 0, 0), Buffer.alloc(16, 0))), // extended desktop size
+    rect(64, 32, -308, cat(u8(2, 0, 0, 0), Buffer.alloc(32, 0))), // extended desktop size, two screens
     rect(0, 0, -224), // LastRect
   );
 }
 
 const fence = cat(u8(248, 0, 0, 0), u32(0x80000000), u8(3), u8(1, 2, 3));
+const xvp = u8(250, 0, 1, 1);
 const colourMap = cat(u8(1, 0), u16(0), u16(2), Buffer.alloc(12, 0x44));
 const caps = extendedCutText(EXTENDED_CLIPBOARD.caps | EXTENDED_CLIPBOARD.text | EXTENDED_CLIPBOARD.request | EXTENDED_CLIPBOARD.notify, u32(0));
 const notify = extendedCutText(EXTENDED_CLIPBOARD.notify | EXTENDED_CLIPBOARD.text, Buffer.alloc(0));
@@ -101,18 +106,27 @@ function session(version: '3' | '7' | '8'): Phase[] {
   return [
     { server: hello('8') },
     { server: cat(security, serverInit(32, 24)) },
-    { server: cat(everyEncoding(4, 3), u8(2), colourMap, fence) },
+    { server: cat(everyEncoding(4, 3), u8(2), colourMap, fence, xvp) },
     { server: legacyCutText('SECRET-1'), secret: true },
     { server: caps },
     { server: notify, secret: true },
     { server: cat(request, u8(2)) },
-    { server: provide, secret: true, client: [setPixelFormat(16, 16)] },
-    // Request mode: the new format applies at once.
-    { server: everyEncoding(2, 2), client: [cat(u8(150, 1), u16(0), u16(0), u16(64), u16(32)), setPixelFormat(8, 8)] },
-    // Continuous updates: 16-bit updates until the server's EndOfContinuousUpdates, 8-bit after.
+    // 32 bits, depth 24, but not 8 bits a colour: Tight sends 4-byte pixels.
+    { server: provide, secret: true, client: [setPixelFormat(32, 24, [31, 63, 31])] },
+    // Request mode: a new format applies at once.
+    { server: everyEncoding(4, 4), client: [setPixelFormat(16, 16)] },
+    { server: everyEncoding(2, 2), client: [enableContinuous(true)] },
+    // Continuous updates: as TigerVNC's viewer changes format (off, format, on), 16-bit updates
+    // until the server's EndOfContinuousUpdates, 8-bit after.
+    { server: everyEncoding(2, 2), client: [enableContinuous(false), setPixelFormat(8, 8), enableContinuous(true)] },
     { server: cat(everyEncoding(2, 2), u8(150), everyEncoding(1, 1)) },
     { server: legacyCutText('SECRET-3'), secret: true },
-    { server: update(rect(1, 1, 0, u8(5))) },
+    // Off, then a format after the server's EndOfContinuousUpdates: it applies at once.
+    { server: update(rect(1, 1, 0, u8(5))), client: [enableContinuous(false)] },
+    { server: u8(150), client: [setPixelFormat(32, 24)] },
+    { server: everyEncoding(4, 3), client: [enableContinuous(true), enableContinuous(false), setPixelFormat(16, 16)] },
+    // Off, and a format before the server's EndOfContinuousUpdates: the update before it is still 32-bit.
+    { server: cat(everyEncoding(4, 3), u8(150), everyEncoding(2, 2)) },
   ];
 }
 
@@ -197,10 +211,26 @@ describe('ServerCutTextFilter', () => {
     assert.doesNotThrow(() => onTime.push(cat(u8(1, 1), u32(0), serverInit())));
   });
 
-  test('a refusal ends the session with its reason passed on', () => {
+  test('a refusal ends the session with its reason passed on; anything after it is an error, not passed', () => {
     const filter = new ServerCutTextFilter({ clientVersion: () => 3.8, mayReceive: () => false });
     const refusal = cat(hello('8'), u8(0), u32(4), Buffer.from('full'));
     assert.deepEqual(Buffer.concat(filter.push(refusal)), refusal);
+    assert.throws(() => filter.push(legacyCutText('SECRET')), /after it ended/);
+    const sameChunk = new ServerCutTextFilter({ clientVersion: () => 3.8, mayReceive: () => false });
+    assert.throws(() => sameChunk.push(cat(refusal, legacyCutText('SECRET'))), /after it ended/);
+  });
+
+  test('the session speaks the lower version: a 3.3 server with a 3.8 viewer', () => {
+    const filter = new ServerCutTextFilter({ clientVersion: () => 3.8, mayReceive: () => false });
+    const stream = cat(hello('3'), u32(1), serverInit(), update(rect(1, 1, 0, Buffer.alloc(4))), legacyCutText('SECRET'));
+    assert.deepEqual(Buffer.concat(filter.push(stream)), stream.subarray(0, stream.length - legacyCutText('SECRET').length));
+  });
+
+  test('a pixel format it cannot frame, sent by the viewer, fails the next push (the owner closes there)', () => {
+    const filter = new ServerCutTextFilter({ clientVersion: () => 3.8, mayReceive: () => false });
+    filter.push(cat(hello('8'), u8(1, 1), u32(0), serverInit()));
+    assert.doesNotThrow(() => filter.clientMessage(setPixelFormat(24, 24)));
+    assert.throws(() => filter.push(update()), /24 bits per pixel/);
   });
 
   test('extended clipboard actions: caps, request and peek pass; notify and provide only when allowed', () => {
