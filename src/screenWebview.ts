@@ -279,6 +279,7 @@ export class ScreenWebview extends Disposable {
     }
     this.socket = socket;
     socket.onMessage = (data) => this.forwardInput(data);
+    socket.onAck = (bytes) => pump.acked(bytes);
     socket.onClose = () => {
       if (this.socket === socket) {
         this.socket = undefined;

@@ -1,7 +1,7 @@
 // The webview's side of the transports: the direct channel (a WebSocket to the extension host's
 // loopback server, src/core/directChannel.ts) when the host offers it, else postMessage; both
 // handed to noVNC as the same channel shape (./channel.ts).
-import { SUBPROTOCOL } from '../src/core/directProtocol';
+import { ackMessage, SUBPROTOCOL } from '../src/core/directProtocol';
 import type { WebviewToHost } from '../src/protocol';
 import { createChannel, type ScreenChannel } from './channel';
 import type { ScreenStats } from './stats';
@@ -64,9 +64,14 @@ export class Transports {
       () => socket.close(),
     );
     socket.onmessage = (event: MessageEvent<ArrayBuffer>) => {
-      this.stats.received(event.data.byteLength);
+      const bytes = event.data.byteLength;
+      this.stats.received(bytes);
       this.onData();
       channel.deliver(event.data);
+      // noVNC took the bytes synchronously: the host may send as many more (flow control).
+      if (socket.readyState === WebSocket.OPEN) {
+        socket.send(ackMessage(bytes));
+      }
     };
     socket.onclose = (event) => channel.end(event.reason);
     return channel;
