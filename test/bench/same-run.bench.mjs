@@ -254,9 +254,13 @@ class ViewerA {
     // transport is up), noVNC's first frame (the RFB handshake and the first update).
     const parts = await this.frame.evaluate(() => {
       const d = document.querySelector('#connection')?.dataset ?? {};
-      return { doc: performance.timeOrigin, opened: Number(d.openedAt) };
+      const script = performance.getEntriesByType('resource').find((e) => /webview\.js/.test(e.name));
+      const c = window.__benchCounters ?? {};
+      return { doc: performance.timeOrigin, script: script ? performance.timeOrigin + script.responseEnd : 0,
+        ws: c.webSocketAt, wsOpen: c.webSocketOpenAt, opened: Number(d.openedAt) };
     }).catch(() => undefined);
-    if (parts) log(`  A open: document +${Math.round(parts.doc - t0)} ms, session opened +${Math.round(parts.opened - t0)} ms, first frame +${Math.round(at - t0)} ms`);
+    const rel = (t) => (t ? `+${Math.round(t - t0)} ms` : 'n/a');
+    if (parts) log(`  A open: document ${rel(parts.doc)}, script loaded ${rel(parts.script)}, WebSocket created ${rel(parts.ws)}, open ${rel(parts.wsOpen)}, session opened ${rel(parts.opened)}, first frame ${rel(at)}`);
     await this.closeSideBar();
     return at - t0;
   }
@@ -305,7 +309,8 @@ class ViewerA {
       const p = (window.__benchReopen = { shownAt: 0, bytesAt: 0 });
       window.addEventListener('message', (e) => { if (e.data?.type === 'visible' && e.data.visible && !p.shownAt) p.shownAt = Date.now(); });
       const panel = document.querySelector('#connection');
-      if (panel) new MutationObserver(() => { if (p.shownAt && !p.bytesAt) p.bytesAt = Date.now(); }).observe(panel, { attributes: true, attributeFilter: ['data-bytes-in'] });
+      // No bytes flow while hidden: the first change of the counter is the first bytes after the show.
+      if (panel) new MutationObserver(() => { if (!p.bytesAt) p.bytesAt = Date.now(); }).observe(panel, { attributes: true, attributeFilter: ['data-bytes-in'] });
     }).catch(() => {});
     const t0 = Date.now();
     await tab.click();
