@@ -256,11 +256,11 @@ class ViewerA {
       const d = document.querySelector('#connection')?.dataset ?? {};
       const script = performance.getEntriesByType('resource').find((e) => /webview\.js/.test(e.name));
       const c = window.__benchCounters ?? {};
-      return { doc: performance.timeOrigin, script: script ? performance.timeOrigin + script.responseEnd : 0,
+      return { doc: performance.timeOrigin, fetch: script ? performance.timeOrigin + script.startTime : 0, script: script ? performance.timeOrigin + script.responseEnd : 0,
         ws: c.webSocketAt, wsOpen: c.webSocketOpenAt, opened: Number(d.openedAt) };
     }).catch(() => undefined);
     const rel = (t) => (t ? `+${Math.round(t - t0)} ms` : 'n/a');
-    if (parts) log(`  A open: document ${rel(parts.doc)}, script loaded ${rel(parts.script)}, WebSocket created ${rel(parts.ws)}, open ${rel(parts.wsOpen)}, session opened ${rel(parts.opened)}, first frame ${rel(at)}`);
+    if (parts) log(`  A open: document ${rel(parts.doc)}, script fetched ${rel(parts.fetch)} → ${parts.script ? rel(parts.script) : 'n/a (inline)'}, WebSocket created ${rel(parts.ws)}, open ${rel(parts.wsOpen)}, session opened ${rel(parts.opened)}, first frame ${rel(at)}`);
     await this.closeSideBar();
     return at - t0;
   }
