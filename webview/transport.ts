@@ -74,7 +74,8 @@ export class Transports {
       this.onData();
       channel.deliver(event.data);
       // noVNC took the bytes synchronously: the host may send as many more (flow control).
-      if (socket.readyState === WebSocket.OPEN) {
+      // The instance's own constant: the global `WebSocket` may be another class by now (a test's stand-in).
+      if (socket.readyState === socket.OPEN) {
         socket.send(ackMessage(bytes));
       }
     };
