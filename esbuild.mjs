@@ -4,6 +4,7 @@
 // image's default tag (from the content hash of sandbox/) is baked in as a constant.
 import { build } from 'esbuild';
 import { existsSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { contextHash, imageTag } from './scripts/sandbox-context.mjs';
 
@@ -16,6 +17,26 @@ const sandbox = {
   __BOTSCREEN_SANDBOX_HASH__: JSON.stringify(contextHash()),
 };
 const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning', define: sandbox };
+
+/**
+ * noVNC probes for WebCodecs H.264 with a top-level await (a decoder configured and a frame
+ * decoded) that holds up the whole module graph: the Screen webview's script, and so its first
+ * message to the host, waited for it (about 70 ms in a fresh renderer). Xvnc (TigerVNC) sends no
+ * H.264, so the Screen webview does not offer it and skips the probe.
+ */
+const H264_PROBE = 'supportsWebCodecsH264Decode = await _checkWebCodecsH264DecodeSupport();';
+const noH264Probe = {
+  name: 'no-h264-probe',
+  setup(b) {
+    b.onLoad({ filter: /@novnc[\\/]novnc[\\/]core[\\/]util[\\/]browser\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      if (!source.includes(H264_PROBE)) {
+        throw new Error(`${args.path}: noVNC's H.264 probe changed; update esbuild.mjs`);
+      }
+      return { contents: source.replace(H264_PROBE, 'supportsWebCodecsH264Decode = false;'), loader: 'js' };
+    });
+  },
+};
 
 const builds = [
   build({
@@ -32,6 +53,7 @@ const builds = [
     ...common,
     entryPoints: ['webview/main.ts'],
     outfile: 'dist/webview.js',
+    plugins: [noH264Probe],
     platform: 'browser',
     format: 'esm',
     target: 'es2022',

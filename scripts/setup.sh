@@ -38,6 +38,9 @@ bash scripts/start-dockerd.sh
 bash scripts/build-sandbox-image.sh >/dev/null
 if [ "$with_host_desktop" = 1 ]; then
 	bash scripts/setup-host-desktop.sh
+	# The external viewer port's test runs TigerVNC's own viewer on an X display here and reads
+	# that display's clipboard (test/integration/viewer-listener.test.ts).
+	need_apt tigervnc-viewer xclip
 	bash scripts/setup-sshd-deps.sh
 fi
 bash scripts/install-test-vscode.sh >/dev/null

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { Placement } from './core/placement';
+import type { RecordingSummary } from './core/recorderStore';
 import type { StartQuestion } from './core/consent';
 import { problemSetting, type Problem } from './core/problem';
 import type { FixStrings } from './fixes';
@@ -297,6 +298,12 @@ export function imageSwitchMessage(current: string, target: string): string {
 /** How many viewers watch the screen (in every window, external VNC viewers included). */
 export function viewersLabel(count: number): string {
   return count === 1 ? vscode.l10n.t('1 viewer connected') : vscode.l10n.t('{0} viewers connected', count);
+}
+
+/** A recording's time span and size, as the lists of recordings show it ("1.12.2026, 21:03:10 – 21:15:42, 12.3 MB"). */
+export function recordingSpan(summary: RecordingSummary): string {
+  const mb = (summary.bytes / 1024 / 1024).toFixed(1);
+  return vscode.l10n.t('{0} – {1}, {2} MB', new Date(summary.startedAt).toLocaleString(), new Date(summary.updatedAt).toLocaleTimeString(), mb);
 }
 
 /** Who holds control, from one viewer's point of view. */

@@ -1,15 +1,18 @@
 // The flight recorder in the window: records the running screen (src/core/recorder.ts) while
 // `botScreen.recorder.enabled`, marks agent actions and control changes on its timeline, and
 // shows recording / paused in its own status bar item, which pauses and resumes it.
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentActionRunner } from './core/actions/agentActionRunner';
 import type { Lease } from './core/lease';
 import { Disposable, toDisposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
 import { actionEvent, Recorder } from './core/recorder';
-import { screenDir } from './core/recorderStore';
+import { MarkerStore } from './core/marker';
+import { deleteRecording, screenDir } from './core/recorderStore';
 import type { TimelineEvent } from './core/recordingFormat';
 import type { ScreenController } from './core/screen';
+import { screenRuns, WorkspaceRecords } from './core/screenList';
 import type { Control } from './control';
 import { userSetting, workspaceKey } from './settings';
 import type { ViewerCount } from './viewerCount';
@@ -36,6 +39,12 @@ export class Recordings extends Disposable {
   private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
   readonly onDidChange = this.changed.event;
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.recorder', vscode.StatusBarAlignment.Left, 49));
+  private readonly deleted = this.register(new vscode.EventEmitter<string>());
+  /** A screen's recording was deleted (its screen id): the Screens view lists recordings. */
+  readonly onDidDelete = this.deleted.event;
+  /** Every window's screen markers (the directory Ctx's MarkerStore writes to): whose screen still runs. */
+  private readonly markers: MarkerStore;
+  private readonly workspaces: WorkspaceRecords;
 
   constructor(
     private readonly extension: vscode.ExtensionContext,
@@ -46,6 +55,8 @@ export class Recordings extends Disposable {
   ) {
     super();
     this.root = vscode.Uri.joinPath(extension.globalStorageUri, 'recordings').fsPath;
+    this.markers = new MarkerStore(path.join(extension.globalStorageUri.fsPath, 'screens'));
+    this.workspaces = new WorkspaceRecords(path.join(extension.globalStorageUri.fsPath, 'workspaces'));
     this.item.name = vscode.l10n.t('Bot Screen recorder');
     this.item.command = 'botScreen.toggleRecording';
     this.register(controller.onStatus(() => this.follow()));
@@ -88,13 +99,39 @@ export class Recordings extends Disposable {
   }
 
   /** Stops writing this screen's recording while `work` runs (a delete), then goes on. */
-  async withoutRecorder<T>(work: () => T | Promise<T>): Promise<T> {
+  private async withoutRecorder<T>(work: () => T | Promise<T>): Promise<T> {
     this.stopRecorder();
     try {
       return await work();
     } finally {
       this.follow();
     }
+  }
+
+  /**
+   * Deletes a screen's recording. This window's: its recorder stops while the files go, then
+   * goes on. Another window's screen that still runs may be writing its recording right now:
+   * refused ('running'), nothing is removed.
+   */
+  async delete(screenId: string): Promise<'deleted' | 'running'> {
+    if (screenId === this.screenId) {
+      await this.withoutRecorder(() => deleteRecording(this.root, screenId));
+    } else if (screenRuns(this.markers, screenId)) {
+      return 'running';
+    } else {
+      deleteRecording(this.root, screenId);
+    }
+    this.log.info(`recording of screen ${screenId} deleted`);
+    this.deleted.fire(screenId);
+    return 'deleted';
+  }
+
+  /** What a person calls a screen's recording: this workspace's, or the workspace whose window recorded it. */
+  nameOf(screenId: string): string {
+    if (screenId === this.screenId) {
+      return vscode.l10n.t('This workspace\'s screen');
+    }
+    return this.workspaces.read(screenId)?.name ?? screenId;
   }
 
   /** The directory of this window's screen's recording. */

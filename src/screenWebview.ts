@@ -163,18 +163,21 @@ export class ScreenWebview extends Disposable {
           this.closeRelay('');
         }
         this.post({ type: 'hello', strings: viewStrings(), status: statusView(this.controller.status, this.inEditor, statusWords()) });
-        this.post(screenOptionsMessage());
-        this.postControl();
-        this.clipboardState();
-        this.postViewers();
-        this.post(overlayState());
-        this.post({ type: 'visible', visible: this.visible });
-        // 'ready' asks for a session too when the screen runs: no 'connect' round trip first.
+        // 'ready' asks for a session too when the screen runs: no 'connect' round trip first. The
+        // session's 'open' goes right behind the hello, so the webview dials while the view's other
+        // state (options, control, viewers, overlay) is still on its way: all of it arrives before
+        // the socket opens, and noVNC takes control and view mode whenever they come.
         if (this.controller.status.state === 'running') {
           this.openRelay(message.origin);
         } else {
           this.closeRelay('');
         }
+        this.post({ type: 'visible', visible: this.visible });
+        this.post(screenOptionsMessage());
+        this.postControl();
+        this.clipboardState();
+        this.postViewers();
+        this.post(overlayState());
         break;
       case 'connect':
         this.openRelay(message.origin);
@@ -279,6 +282,7 @@ export class ScreenWebview extends Disposable {
     }
     this.socket = socket;
     socket.onMessage = (data) => this.forwardInput(data);
+    socket.onAck = (bytes) => pump.acked(bytes);
     socket.onClose = () => {
       if (this.socket === socket) {
         this.socket = undefined;

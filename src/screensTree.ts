@@ -4,7 +4,8 @@
  * tooltip), grabbed every few seconds only while the tree is visible. Clicking this window's
  * screen opens its panel; another window's screen can only be shown and controlled there, so the
  * click says so and offers to switch to that window. The current screen's thumbnail also goes to
- * the status bar's tooltip.
+ * the status bar's tooltip. Below the screens, a "Recordings" group lists the recordings of
+ * screens that no longer run (time span and size): a click replays one, Delete is inline.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -14,12 +15,13 @@ import { SandboxBackends } from './core/backends/registry';
 import { displayEnv } from './core/actions/sessionExec';
 import { Disposable, toDisposable } from './core/lifecycle';
 import { MarkerStore, type Marker } from './core/marker';
+import type { RecordingSummary } from './core/recorderStore';
 import type { Sandbox } from './core/sandbox';
-import { listScreens, WorkspaceRecords, type ListedScreen } from './core/screenList';
+import { listScreens, StoppedRecordings, WorkspaceRecords, type ListedScreen } from './core/screenList';
 import type { ScreenState } from './core/screenState';
 import { grabThumbnail, jpegDataUri, markerDisplayEnv, ThumbnailError, type Thumbnail } from './core/thumbnail';
 import { ThumbnailScheduler } from './core/thumbnailScheduler';
-import { hostShortName, stateLabel, viewersLabel } from './messages';
+import { hostShortName, recordingSpan, stateLabel, viewersLabel } from './messages';
 import { readSettings } from './settings';
 
 export const SCREENS_VIEW_ID = 'botScreen.screens';
@@ -27,28 +29,44 @@ export const SCREENS_VIEW_ID = 'botScreen.screens';
 const REFRESH_MS = 3000;
 
 /**
- * A tree item's element, also the argument its inline commands get (`botScreen.openRecording`
- * included): the screen's workspace key, and whether it is this window's.
+ * A screen's tree item's element, also the argument its inline commands get
+ * (`botScreen.openRecording` included): the screen's workspace key, and whether it is this window's.
  * Item `contextValue`: `botScreen.screen.<own|other>.<state>`, e.g. `botScreen.screen.own.running`.
  */
 export interface ScreenNode {
+  readonly kind: 'screen';
   readonly key: string;
   readonly own: boolean;
 }
 
+/**
+ * A recording of a screen that no longer runs, under the "Recordings" group; its commands
+ * (open, export, delete) get it and read the screen id from `key`. Item `contextValue`:
+ * `botScreen.recording`.
+ */
+interface RecordingNode {
+  readonly kind: 'recording';
+  readonly key: string;
+}
+
+type Node = ScreenNode | RecordingNode | { readonly kind: 'recordings' };
+
 /** What is known of another window's screen beyond its marker, from its last grab. */
 type Reach = 'ok' | 'gone' | 'unreachable';
 
-export class ScreensOverview extends Disposable implements vscode.TreeDataProvider<ScreenNode> {
+export class ScreensOverview extends Disposable implements vscode.TreeDataProvider<Node> {
   private readonly changed = this.register(new vscode.EventEmitter<void>());
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly tree: vscode.TreeView<ScreenNode>;
+  private readonly tree: vscode.TreeView<Node>;
   private readonly scheduler = this.register(new ThumbnailScheduler<Thumbnail>({ intervalMs: REFRESH_MS }));
   private readonly markers: MarkerStore;
   private readonly markersDir: string;
   private readonly workspaces: WorkspaceRecords;
   private readonly ownKey: string;
   private screens: ListedScreen[] = [];
+  /** The recordings of screens that no longer run, read by `refresh` (only while the tree shows). */
+  private readonly stoppedRecordings: StoppedRecordings;
+  private recordings: RecordingSummary[] = [];
   private readonly thumbnails = new Map<string, Thumbnail>();
   /** By workspace key, for the screen that started at `startedAt` (a new start forgets it). */
   private readonly reach = new Map<string, { readonly startedAt: string; readonly reach: Reach }>();
@@ -65,6 +83,7 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
     this.markers = new MarkerStore(this.markersDir);
     this.workspaces = new WorkspaceRecords(path.join(storage, 'workspaces'));
     this.ownKey = ctx.control.store.key;
+    this.stoppedRecordings = new StoppedRecordings(ctx.recordings.root);
     this.recordWorkspace();
     this.tree = this.register(vscode.window.createTreeView(SCREENS_VIEW_ID, { treeDataProvider: this, showCollapseAll: false }));
     this.register(this.tree.onDidChangeVisibility(() => this.visibilityChanged()));
@@ -73,13 +92,24 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
     // (showing it lists again); hidden, the status bar's thumbnail still follows this screen.
     this.register(ctx.controller.onStatus(() => (this.refreshTimer !== undefined ? this.refresh() : this.showOwnThumbnail())));
     this.register(ctx.control.onDidChange(() => this.changed.fire()));
+    this.register(ctx.recordings.onDidDelete(() => this.refreshTimer !== undefined && this.refresh()));
     this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.visibilityChanged()));
     this.register(vscode.commands.registerCommand('botScreen.screens.open', (node?: ScreenNode) => this.open(node)));
     this.register(toDisposable(() => clearInterval(this.refreshTimer)));
     this.visibilityChanged();
   }
 
-  getTreeItem(node: ScreenNode): vscode.TreeItem {
+  getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'recordings') {
+      const group = new vscode.TreeItem(vscode.l10n.t('Recordings'), vscode.TreeItemCollapsibleState.Expanded);
+      group.id = 'botScreen.recordings';
+      group.iconPath = new vscode.ThemeIcon('history');
+      group.tooltip = vscode.l10n.t('Recordings of screens that no longer run, kept on this machine until you delete them.');
+      return group;
+    }
+    if (node.kind === 'recording') {
+      return this.recordingItem(node);
+    }
     const listed = this.screens.find((s) => s.key === node.key);
     const marker = listed?.marker;
     const state = this.stateOf(node, listed);
@@ -100,17 +130,52 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
     return item;
   }
 
-  getChildren(node?: ScreenNode): ScreenNode[] {
+  getChildren(node?: Node): Node[] {
+    if (node?.kind === 'recordings') {
+      return this.stoppedScreensRecordings().map((r) => ({ kind: 'recording', key: r.screenId }));
+    }
     if (node) {
       return [];
     }
-    const nodes = this.screens.map((s) => ({ key: s.key, own: s.key === this.ownKey }));
+    const screens = this.screenNodes();
+    return this.stoppedScreensRecordings().length > 0 ? [...screens, { kind: 'recordings' }] : screens;
+  }
+
+  private screenNodes(): ScreenNode[] {
+    const nodes = this.screens.map((s): ScreenNode => ({ kind: 'screen', key: s.key, own: s.key === this.ownKey }));
     // This window's screen is listed while it starts or stops too (its marker comes with the start).
     const own = this.ctx.controller.status.state;
     if (!nodes.some((n) => n.own) && (own === 'starting' || own === 'stopping' || own === 'running' || own === 'gone')) {
-      nodes.unshift({ key: this.ownKey, own: true });
+      nodes.unshift({ kind: 'screen', key: this.ownKey, own: true });
     }
     return nodes;
+  }
+
+  /** The recordings last read whose screen is not listed above (its row offers Open Recording itself). */
+  private stoppedScreensRecordings(): RecordingSummary[] {
+    const listed = new Set(this.screenNodes().map((n) => n.key));
+    return this.recordings.filter((r) => !listed.has(r.screenId));
+  }
+
+  private recordingItem(node: RecordingNode): vscode.TreeItem {
+    const summary = this.recordings.find((r) => r.screenId === node.key);
+    const name = this.ctx.recordings.nameOf(node.key);
+    const item = new vscode.TreeItem(name);
+    item.id = `botScreen.recording.${node.key}`;
+    item.description = summary ? recordingSpan(summary) : '';
+    item.contextValue = 'botScreen.recording';
+    item.iconPath = new vscode.ThemeIcon('play-circle');
+    item.command = { command: 'botScreen.openRecording', title: vscode.l10n.t('Open Recording'), arguments: [node] };
+    const tooltip = new vscode.MarkdownString('', true);
+    tooltip.appendMarkdown('**');
+    tooltip.appendText(vscode.l10n.t('Recording of {0}', name));
+    tooltip.appendMarkdown('**\n\n');
+    tooltip.appendText(
+      summary ? vscode.l10n.t('{0}; {1} segment files. Its screen no longer runs. Click to replay it.', item.description, summary.segments.length) : '',
+    );
+    item.tooltip = tooltip;
+    item.accessibilityInformation = { label: [vscode.l10n.t('Recording of {0}', name), item.description].join(', ') };
+    return item;
   }
 
   /** The Screens view was shown or hidden: grabs run only while it is visible (and the workspace trusted). */
@@ -131,6 +196,11 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
       this.screens = listScreens({ markers: this.markers, markersDir: this.markersDir, leasesDir: this.ctx.control.store.dir, workspaces: this.workspaces });
     } catch (err) {
       this.ctx.log.warn(`Screens: could not list the screens: ${String(err)}`);
+    }
+    try {
+      this.recordings = this.stoppedRecordings.list(new Set(this.screenNodes().map((n) => n.key)));
+    } catch (err) {
+      this.ctx.log.warn(`Screens: could not list the recordings: ${String(err)}`);
     }
     const targets = new Map<string, () => Promise<Thumbnail>>();
     for (const listed of this.screens) {

@@ -1,5 +1,6 @@
 // The Screen webview's HTML and its content security policy.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 
 /** Where the webview may load files from: the bundle and the stylesheet, nothing else. */
@@ -8,7 +9,7 @@ export function webviewRoots(extensionUri: vscode.Uri): vscode.Uri[] {
 }
 
 /**
- * The Screen page. No inline style or script runs.
+ * The Screen page. Its script and styles are inlined under the page's nonce (see `inline` below).
  * The chrome (header, actions, detail, control bar) sits above the stage; the keyboard bar
  * floats inside the stage, so showing it never moves the canvas (webview/stableLayout.ts).
  * `directOrigins` are the direct channel's `ws://host:port` addresses, when there is one.
@@ -17,6 +18,7 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
   return webviewPage(webview, extensionUri, {
     script: 'webview.js',
     styles: ['screen.css', 'overlay.css'],
+    inline: true,
     title,
     csp: [
       `font-src ${webview.cspSource}`,
@@ -48,34 +50,69 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
  * CSP that allows nothing else but `csp`'s extra directives. `img-src data:` is load-bearing for
  * every page that runs noVNC: it draws Tight-JPEG rectangles through data: URLs, and without it
  * the canvas freezes silently.
+ *
+ * `inline`: the script and the styles go into the page itself, under the same nonce. A webview
+ * fetches each of its files through VS Code's service worker and the workbench (in a served
+ * window, from the server): that took about 120 ms of the Screen panel's open, after VS Code's own
+ * boot of the webview, before its script could start. Files that cannot be inlined safely (one
+ * holding `</script` or `<!--`, or unreadable) are linked as usual.
  */
 export function webviewPage(
   webview: vscode.Webview,
   extensionUri: vscode.Uri,
-  page: { script: string; styles: readonly string[]; title: string; csp: readonly string[]; body: string },
+  page: { script: string; styles: readonly string[]; title: string; csp: readonly string[]; body: string; inline?: boolean },
 ): string {
   const nonce = randomBytes(18).toString('base64');
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', page.script));
+  const scriptText = page.inline ? inlinable(extensionUri, 'dist', page.script) : undefined;
+  const styleTexts = page.styles.map((style) => ({ style, text: page.inline ? inlinable(extensionUri, 'media', style) : undefined }));
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
-    `style-src ${webview.cspSource}`,
+    `style-src ${webview.cspSource}${page.inline ? ` 'nonce-${nonce}'` : ''}`,
     `img-src ${webview.cspSource} data:`,
     ...page.csp,
   ].join('; ');
+  const styles = styleTexts.map(({ style, text }) =>
+    text !== undefined
+      ? `<style nonce="${nonce}">${text}</style>`
+      : `<link rel="stylesheet" href="${webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', style))}">`,
+  );
+  const script =
+    scriptText !== undefined
+      ? `<script type="module" nonce="${nonce}">${scriptText}</script>`
+      : `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', page.script))}"></script>`;
   return `<!DOCTYPE html>
 <html lang="${vscode.env.language}">
 <head>
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-${page.styles.map((style) => `<link rel="stylesheet" href="${webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', style))}">`).join('\n')}
+${styles.join('\n')}
 <title>${escapeHtml(page.title)}</title>
 </head>
 <body>
-${page.body}<script type="module" nonce="${nonce}" src="${script}"></script>
+${page.body}${script}
 </body>
 </html>`;
+}
+
+/** Files read for inlining, by path (the extension's files do not change while it runs). */
+const inlined = new Map<string, string | undefined>();
+
+/** The text of the extension's file `dir/name` when it can stand inside a `<script>` or `<style>` element; else undefined. */
+function inlinable(extensionUri: vscode.Uri, dir: string, name: string): string | undefined {
+  const file = vscode.Uri.joinPath(extensionUri, dir, name).fsPath;
+  if (!inlined.has(file)) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      text = undefined;
+    }
+    // Either sequence would end the element early or change how the HTML parser reads it.
+    inlined.set(file, text !== undefined && !/<\/(script|style)|<!--/i.test(text) ? text : undefined);
+  }
+  return inlined.get(file);
 }
 
 function escapeHtml(text: string): string {

@@ -1,13 +1,20 @@
 // The webview's side of the transports: the direct channel (a WebSocket to the extension host's
 // loopback server, src/core/directChannel.ts) when the host offers it, else postMessage; both
 // handed to noVNC as the same channel shape (./channel.ts).
-import { SUBPROTOCOL } from '../src/core/directProtocol';
+import { ackMessage, SUBPROTOCOL } from '../src/core/directProtocol';
 import type { WebviewToHost } from '../src/protocol';
 import { createChannel, type ScreenChannel } from './channel';
 import type { ScreenStats } from './stats';
 
 /** A socket that has not opened by then is given up: the next address is tried, then postMessage. */
 const DIAL_TIMEOUT_MS = 5000;
+/**
+ * The next address is dialled too when the earlier ones have not opened by then. An earlier one
+ * that leads nowhere (a forwarder that is not running, whose server answers the upgrade itself)
+ * took a whole failed handshake on the path of every open before the next was tried; on loopback
+ * our own server opens in a few milliseconds.
+ */
+const NEXT_ADDRESS_AFTER_MS = 60;
 
 export class Transports {
   /** Set once the direct channel failed in this document: later sessions go straight to postMessage. */
@@ -34,11 +41,9 @@ export class Transports {
     if (urls === undefined || urls.length === 0) {
       return this.messages();
     }
-    for (const url of urls) {
-      const socket = await dial(url);
-      if (socket) {
-        return this.direct(socket);
-      }
+    const socket = await dialFirst(urls);
+    if (socket) {
+      return this.direct(socket);
     }
     this.directFailed = true;
     return undefined;
@@ -64,13 +69,57 @@ export class Transports {
       () => socket.close(),
     );
     socket.onmessage = (event: MessageEvent<ArrayBuffer>) => {
-      this.stats.received(event.data.byteLength);
+      const bytes = event.data.byteLength;
+      this.stats.received(bytes);
       this.onData();
       channel.deliver(event.data);
+      // noVNC took the bytes synchronously: the host may send as many more (flow control).
+      // The instance's own constant: the global `WebSocket` may be another class by now (a test's stand-in).
+      if (socket.readyState === socket.OPEN) {
+        socket.send(ackMessage(bytes));
+      }
     };
     socket.onclose = (event) => channel.end(event.reason);
     return channel;
   }
+}
+
+/**
+ * The first of `urls` to open as ours, each dialled when the ones before it failed or have not
+ * opened within NEXT_ADDRESS_AFTER_MS; the others are closed. The token works once, so at most one
+ * of them is accepted by the host. Undefined when none opened.
+ */
+function dialFirst(urls: readonly string[]): Promise<WebSocket | undefined> {
+  return new Promise((resolve) => {
+    let next = 0;
+    let pending = 0;
+    let won = false;
+    let timer: number | undefined;
+    const start = (): void => {
+      window.clearTimeout(timer);
+      if (won || next >= urls.length) {
+        if (!won && pending === 0) {
+          resolve(undefined);
+        }
+        return;
+      }
+      pending++;
+      void dial(urls[next++]).then((socket) => {
+        pending--;
+        if (socket && !won) {
+          won = true;
+          window.clearTimeout(timer);
+          resolve(socket);
+        } else if (socket) {
+          socket.close(); // another address won meanwhile
+        } else {
+          start(); // this one failed: the next at once
+        }
+      });
+      timer = window.setTimeout(start, NEXT_ADDRESS_AFTER_MS);
+    };
+    start();
+  });
 }
 
 /** Opens a WebSocket to our server; undefined when it fails, does not open in time, or is not ours. */

@@ -86,6 +86,7 @@ class ExternalViewerPort extends Disposable {
       onRefused: (reason, detail) => this.onRefused(reason, detail),
       clipboard: clipboardPolicy,
       onViewer: (viewerId) => this.ctx.viewers.add(viewerId, 'external'),
+      onStreamError: (viewerId, detail) => this.ctx.log.warn(`closed external viewer connection ${viewerId}: its screen stream could not be followed (${detail})`),
     }));
     const local = `127.0.0.1:${listener.port}`;
     const { address, web } = await userSideAddress(listener.port);

@@ -1,8 +1,9 @@
 // The flight recorder's commands: open a recording (a screen's, or an exported file), export it
 // (raw or as video), delete it, pause and resume recording (src/recording.ts).
 import * as vscode from 'vscode';
-import { deleteRecording, isScreenId, listRecordings, recordingOf, type RecordingSummary } from '../core/recorderStore';
+import { isScreenId, listRecordings, recordingOf, type RecordingSummary } from '../core/recorderStore';
 import type { Ctx } from '../ctx';
+import { recordingSpan } from '../messages';
 import { exportRaw, RecordingPanel } from '../recordingPanel';
 import type { Command } from './table';
 
@@ -20,13 +21,13 @@ function screenIdOf(arg: unknown): string | undefined {
 }
 
 function describe(summary: RecordingSummary, ctx: Ctx): vscode.QuickPickItem & { summary: RecordingSummary } {
-  const mb = (summary.bytes / 1024 / 1024).toFixed(1);
   return {
-    label: summary.screenId === ctx.recordings.screenId ? vscode.l10n.t('This workspace\'s screen') : summary.screenId,
-    description: vscode.l10n.t('{0} – {1}, {2} MB', new Date(summary.startedAt).toLocaleString(), new Date(summary.updatedAt).toLocaleTimeString(), mb),
+    label: ctx.recordings.nameOf(summary.screenId),
+    description: recordingSpan(summary),
     summary,
   };
 }
+
 
 /** The recording a command acts on: the argument's, else this window's screen's, else one the user picks. */
 async function pickRecording(ctx: Ctx, arg: unknown, title: string): Promise<RecordingSummary | vscode.Uri | undefined> {
@@ -97,18 +98,32 @@ export function recordingCommands(ctx: Ctx): Command[] {
         if (!picked || picked instanceof vscode.Uri) {
           return false;
         }
+        const name = ctx.recordings.nameOf(picked.screenId);
         if (confirmed !== true) {
           const remove = vscode.l10n.t('Delete');
           const answer = await vscode.window.showWarningMessage(
-            vscode.l10n.t('Delete the recording of this screen ({0} MB)? It cannot be undone.', (picked.bytes / 1024 / 1024).toFixed(1)),
-            { modal: true },
+            vscode.l10n.t('Delete the recording of {0}?', name),
+            {
+              modal: true,
+              detail: vscode.l10n.t(
+                'Its {0} segment files ({1}) are removed from this machine. It cannot be undone.',
+                picked.segments.length,
+                recordingSpan(picked),
+              ),
+            },
             remove,
           );
           if (answer !== remove) {
             return false;
           }
         }
-        await ctx.recordings.withoutRecorder(() => deleteRecording(ctx.recordings.root, picked.screenId));
+        if ((await ctx.recordings.delete(picked.screenId)) === 'running') {
+          // Another window's screen still runs and may be writing it: never pulled from under its recorder.
+          void vscode.window.showWarningMessage(
+            vscode.l10n.t('The screen of {0} still runs in its window and records there: stop it first, then delete its recording.', name),
+          );
+          return false;
+        }
         return true;
       },
     },

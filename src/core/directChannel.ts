@@ -1,7 +1,8 @@
 /**
  * The direct channel: a loopback WebSocket server (RFC 6455, binary messages, no extensions) that
  * carries one viewer's RFB bytes between its webview and the extension host, without VS Code's
- * message hops (server websocket with deflate, workbench, webview host frame).
+ * message hops (server websocket with deflate, workbench, webview host frame). The webview's text
+ * messages acknowledge the bytes it consumed (flow control, ./directProtocol.ts).
  *
  * Who may connect: the server listens on 127.0.0.1 only, on a port the kernel picks. A connection
  * is upgraded only when its path is a token we offered (256 random bits, minted per RFB session,
@@ -14,7 +15,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { SUBPROTOCOL } from './directProtocol';
+import { parseAck, SUBPROTOCOL } from './directProtocol';
 
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
@@ -156,6 +157,8 @@ export class DirectSocket {
   private fragmentBytes = 0;
   private closed = false;
   onMessage: (data: Buffer) => void = () => undefined;
+  /** The webview handed this many more of our bytes to noVNC (./directProtocol.ts). */
+  onAck: (bytes: number) => void = () => undefined;
   onClose: (code: number) => void = () => undefined;
 
   constructor(private readonly socket: Socket) {
@@ -231,9 +234,16 @@ export class DirectSocket {
       case OP_CLOSE:
         this.close(CLOSE_NORMAL);
         return;
-      case OP_TEXT:
-        this.close(CLOSE_UNSUPPORTED); // RFB is binary; a text message is not ours
+      case OP_TEXT: {
+        // RFB is binary; the only text is an acknowledgement, whole in one frame. Anything else is not ours.
+        const bytes = fin && this.fragments.length === 0 ? parseAck(payload.toString('latin1')) : undefined;
+        if (bytes === undefined) {
+          this.close(CLOSE_UNSUPPORTED);
+          return;
+        }
+        this.onAck(bytes);
         return;
+      }
       case OP_BINARY:
       case OP_CONTINUATION:
         if ((opcode === OP_BINARY) !== (this.fragments.length === 0)) {

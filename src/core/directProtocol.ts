@@ -7,3 +7,19 @@
  * upgrade itself where a port forwarder was expected, say).
  */
 export const SUBPROTOCOL = 'botscreen.rfb';
+
+/**
+ * Flow control: binary messages carry RFB bytes both ways; a text message from the webview says
+ * how many of the server's bytes it has handed to noVNC since its last such message (decimal
+ * digits, nothing else). The server keeps at most a window of unacknowledged bytes on the way,
+ * so the kernel's and the browser's socket buffers never hold seconds of stale screen: a viewer
+ * hidden (or lagging) gets no more than the window after the host stops reading the relay.
+ */
+export function ackMessage(bytes: number): string {
+  return String(bytes);
+}
+
+/** The byte count of an acknowledgement, or undefined when the text is not one. */
+export function parseAck(text: string): number | undefined {
+  return /^[0-9]{1,10}$/.test(text) ? Number(text) : undefined;
+}

@@ -155,21 +155,45 @@ export interface MessageSink {
 }
 
 /**
+ * How many bytes the direct channel keeps on the way to a webview that has not acknowledged them:
+ * about a third of a second of the flood at its fastest. A socket's own buffers on loopback grow
+ * to megabytes, which a renderer behind on a busy machine drained for seconds after the panel
+ * was hidden (and which a key's echo queued behind while it showed).
+ */
+export const DIRECT_WINDOW_BYTES = 512 * 1024;
+
+/**
  * Moves a relay's stdout into the direct channel's socket: no copies (the chunks go out behind
  * one frame header), one message per turn of the event loop. Until the webview's socket is
- * attached, the relay's first bytes wait here and the relay is not read further.
+ * attached, the relay's first bytes wait here and the relay is not read further; nor is it while
+ * `window` bytes or more are unacknowledged (`acked`).
  */
 export class SocketPump extends SourcePump {
   private sink: MessageSink | undefined;
   private full = false;
+  /** Sent and not yet acknowledged by the webview. */
+  private unacked = 0;
+
+  constructor(
+    source: Readable,
+    private readonly window = DIRECT_WINDOW_BYTES,
+  ) {
+    super(source);
+  }
 
   attach(sink: MessageSink): void {
     this.sink = sink;
     this.update();
   }
 
+  /** The webview handed `bytes` more to noVNC. */
+  acked(bytes: number): void {
+    this.unacked = Math.max(0, this.unacked - bytes);
+    this.update();
+  }
+
   protected blocked(): boolean {
-    return !this.sink || this.full;
+    return !this.sink || this.full || this.unacked >= this.window;
   }
 
   protected mayResume(): boolean {
@@ -185,6 +209,7 @@ export class SocketPump extends SourcePump {
     const length = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
+    this.unacked += length;
     if (!sink.send(chunks, length)) {
       this.full = true;
       sink.onDrain(() => {

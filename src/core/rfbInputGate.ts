@@ -35,6 +35,8 @@
  *   length only the server-to-client stream could tell us. Every PointerEvent is then 6 bytes for
  *   the gate and for every server alike. `neutralise` names more pseudo-encodings to drop the same
  *   way (the keyboard mode drops QEMU extended key events, -258: see src/keyboardMode.ts);
+ *   `keepEncoding` drops every encoding it refuses the same way (the external viewer port keeps
+ *   only what its server-to-client framing follows);
  * - anything else (an unknown message type or QEMU subtype, an unsupported protocol version or
  *   security type, an extended clipboard message shorter than its 4-byte flags) closes the
  *   stream: `close` carries the reason and nothing more is ever forwarded (the releases of
@@ -90,6 +92,13 @@ export interface RfbInputGateOptions {
   readonly clipboard?: () => ClipboardPolicy;
   /** Pseudo-encodings to remove from SetEncodings besides ExtendedMouseButtons (always removed). */
   readonly neutralise?: readonly number[];
+  /**
+   * Encodings SetEncodings may keep (others are removed like the neutralised ones): the external
+   * viewer port keeps what its server-to-client framing can follow (serverCutTextFilter.ts).
+   */
+  readonly keepEncoding?: (encoding: number) => boolean;
+  /** Told each non-input message that passed (SetPixelFormat, FramebufferUpdateRequest, EnableContinuousUpdates, ClientFence). */
+  readonly observe?: (message: Uint8Array) => void;
 }
 
 /** Which ways clipboard text may move (the user's `botScreen.clipboard` setting). */
@@ -221,7 +230,10 @@ export class RfbInputGate {
   /** `release()` came while a SetEncodings was streaming: release when it ends. */
   private releasePending = false;
   private readonly neutralised: ReadonlySet<number>;
+  private readonly keepEncoding: (encoding: number) => boolean;
+  private readonly observe: ((message: Uint8Array) => void) | undefined;
   private desktopSizeChanged = false;
+  private protocolVersion: 3.3 | 3.7 | 3.8 | undefined;
 
   constructor(
     private readonly mayInput: () => boolean,
@@ -234,6 +246,13 @@ export class RfbInputGate {
     this.maxClipboard = max;
     this.clipboard = options.clipboard ?? (() => BOTH_WAYS);
     this.neutralised = new Set([PSEUDO_ENCODING_EXTENDED_MOUSE_BUTTONS, ...(options.neutralise ?? [])]);
+    this.keepEncoding = options.keepEncoding ?? (() => true);
+    this.observe = options.observe;
+  }
+
+  /** The RFB version the viewer answered with, once it has (and it was one the gate accepts). */
+  get version(): 3.3 | 3.7 | 3.8 | undefined {
+    return this.protocolVersion;
   }
 
   /** True once a SetDesktopSize passed (the viewer in control resized the screen). */
@@ -302,6 +321,7 @@ export class RfbInputGate {
               break;
             }
             this.emit(this.head.slice(0, 12));
+            this.protocolVersion = version;
             this.resetHead();
             this.phase = version === 3.3 ? 'clientInit' : 'security';
           }
@@ -469,6 +489,7 @@ export class RfbInputGate {
       this.completeCutText(message);
     } else if (!RFB_INPUT_TYPES.has(message[0])) {
       this.emit(message);
+      this.observe?.(message);
     } else if (this.askMayInput()) {
       if (this.track(message)) {
         this.emit(message);
@@ -583,7 +604,7 @@ export class RfbInputGate {
    * a server, so the client's preferences stay as they were.
    */
   private onEncoding(encoding: number): void {
-    if (this.neutralised.has(encoding)) {
+    if (this.neutralised.has(encoding) || !this.keepEncoding(encoding)) {
       if (this.previousEncoding === undefined) {
         this.leadingExtendedMouse++;
       } else {

@@ -1,13 +1,15 @@
 /**
  * Every screen this machine runs for this user, as the Screens overview lists it: the markers of
  * all windows (one per workspace, in the extension's global storage), each with who holds its
- * control lease and how many viewers watch it, and the name of the workspace whose window owns it.
+ * control lease and how many viewers watch it, and the name of the workspace whose window owns it;
+ * and the recordings of screens that no longer run.
  * File reads only: no CLI runs, and nothing is written but this window's own workspace record.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LeaseStore, type LeaseHolder } from './lease';
 import type { Marker, MarkerStore } from './marker';
+import { isScreenId, recordingOf, type RecordingSummary } from './recorderStore';
 import { ViewerRegistry } from './viewers';
 
 /** What a window records about its workspace, so other windows can name its screen (and focus it). */
@@ -96,4 +98,88 @@ export function listScreens(sources: ScreenListSources): ListedScreen[] {
     });
   }
   return screens.sort((a, b) => a.marker.startedAt.localeCompare(b.marker.startedAt) || a.key.localeCompare(b.key));
+}
+
+/**
+ * Whether a screen with this workspace key runs in some window (its marker is there): its
+ * recording may be being written. A marker file that cannot be read counts as running (fail closed).
+ */
+export function screenRuns(markers: MarkerStore, key: string): boolean {
+  const read = markers.read(key);
+  return read.marker !== undefined || read.problem !== undefined;
+}
+
+/**
+ * The recordings of screens the Screens view does not list (stopped, or closed with their
+ * window), for its "Recordings" group. Cheap enough for every refresh of a visible tree: the
+ * recordings directory is read once, and a screen's segment files are listed again only when its
+ * directory (a segment added or dropped) or its newest segment (appended to) changed; the screens
+ * the view lists are skipped without a look at their files.
+ */
+export class StoppedRecordings {
+  private readonly cache = new Map<string, { readonly dirMtimeMs: number; readonly newest: string; readonly newestStamp: string; readonly summary: RecordingSummary }>();
+
+  constructor(readonly root: string) {}
+
+  /** Newest first; `listed`: the workspace keys of the screens the view shows (left out). */
+  list(listed: ReadonlySet<string>): RecordingSummary[] {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.root);
+    } catch {
+      this.cache.clear();
+      return []; // nothing recorded yet
+    }
+    const found: RecordingSummary[] = [];
+    const seen = new Set<string>();
+    for (const screenId of names) {
+      if (!isScreenId(screenId) || listed.has(screenId)) {
+        continue;
+      }
+      seen.add(screenId);
+      const summary = this.summaryOf(screenId);
+      if (summary) {
+        found.push(summary);
+      }
+    }
+    for (const screenId of [...this.cache.keys()]) {
+      if (!seen.has(screenId)) {
+        this.cache.delete(screenId);
+      }
+    }
+    return found.sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  private summaryOf(screenId: string): RecordingSummary | undefined {
+    const dirMtimeMs = mtimeOf(path.join(this.root, screenId));
+    const kept = this.cache.get(screenId);
+    if (kept && kept.dirMtimeMs === dirMtimeMs && stampOf(kept.newest) === kept.newestStamp) {
+      return kept.summary;
+    }
+    this.cache.delete(screenId);
+    const summary = dirMtimeMs === undefined ? undefined : recordingOf(this.root, screenId);
+    if (summary && dirMtimeMs !== undefined) {
+      const newest = summary.segments[summary.segments.length - 1].path;
+      this.cache.set(screenId, { dirMtimeMs, newest, newestStamp: stampOf(newest), summary });
+    }
+    return summary;
+  }
+}
+
+function mtimeOf(file: string): number | undefined {
+  try {
+    return fs.statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A file's size and mtime in one string ('' when it is gone): what changes when it is appended to. */
+function stampOf(file: string): string {
+  try {
+    const stat = fs.statSync(file);
+    return `${stat.size}/${stat.mtimeMs}`;
+  } catch {
+    return '';
+  }
 }

@@ -8,7 +8,9 @@ import type { DisposableLike } from './lifecycle';
 import { LoopbackGuard, type Refusal } from './loopbackGuard';
 import { endRelay } from './relay';
 import { RfbInputGate, type ClipboardPolicy } from './rfbInputGate';
+import { framedEncoding, RfbProtocolError } from './rfbServerStream';
 import type { StreamProcess } from './runner';
+import { ServerCutTextFilter } from './serverCutTextFilter';
 
 /** What the listener needs from the control lease, for viewer ids of its own making. */
 export interface ViewerControl {
@@ -30,6 +32,8 @@ export interface ViewerListenerOptions {
   readonly clipboard?: () => ClipboardPolicy;
   /** Counts a connection as a viewer of the screen until the returned disposable runs. */
   readonly onViewer?: (viewerId: string) => DisposableLike;
+  /** A connection was closed because its server-to-client stream could not be followed (see serverCutTextFilter.ts). */
+  readonly onStreamError?: (viewerId: string, detail: string) => void;
 }
 
 export interface ViewerListener {
@@ -60,9 +64,12 @@ interface Connection {
  * is granted to a connection, so a second viewer of the same port stays view-only, and the
  * holder's connection closing hands control back (that connection is the holder's view).
  *
+ * The screen's clipboard text reaches a connection only while it holds control and the policy
+ * lets text come from the screen: the server's stream passes a ServerCutTextFilter on its way.
+ *
  * Both directions have backpressure, so memory stays flat whichever side stalls: the relay's
- * stdout is piped (paused while the socket's write buffer is full), and the socket is paused
- * while the relay's stdin does not drain.
+ * stdout is paused while the socket's write buffer is full, and the socket is paused while the
+ * relay's stdin does not drain.
  */
 export function listenForViewers(options: ViewerListenerOptions): Promise<ViewerListener> {
   const { openRelay, control, viewerPrefix } = options;
@@ -87,7 +94,16 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
       return;
     }
     const viewerId = `${viewerPrefix}-${++serial}`;
-    const gate = new RfbInputGate(() => control.holds(viewerId), { clipboard: options.clipboard });
+    const clipboard = options.clipboard ?? (() => ({ toScreen: true, fromScreen: true }));
+    const filter = new ServerCutTextFilter({
+      clientVersion: () => gate.version,
+      mayReceive: () => control.holds(viewerId) && clipboard().fromScreen,
+    });
+    const gate = new RfbInputGate(() => control.holds(viewerId), {
+      clipboard,
+      keepEncoding: framedEncoding,
+      observe: (message) => filter.clientMessage(message),
+    });
     const conn: Connection = { viewerId, socket, relay, gate };
     open.push(conn);
     const counted = options.onViewer?.(viewerId);
@@ -122,7 +138,35 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
         finish();
       }
     });
-    relay.stdout.pipe(socket);
+    let waitingForSocket = false;
+    relay.stdout.on('data', (chunk: Buffer) => {
+      if (done) {
+        return;
+      }
+      let parts: Uint8Array[];
+      try {
+        parts = filter.push(chunk);
+      } catch (err) {
+        options.onStreamError?.(viewerId, err instanceof RfbProtocolError ? err.message : String(err));
+        finish();
+        return;
+      }
+      let flowing = true;
+      for (const part of parts) {
+        if (part.length > 0) {
+          flowing = socket.write(part) && flowing;
+        }
+      }
+      if (!flowing && !waitingForSocket) {
+        waitingForSocket = true;
+        relay.stdout.pause();
+        socket.once('drain', () => {
+          waitingForSocket = false;
+          relay.stdout.resume();
+        });
+      }
+    });
+    relay.stdout.once('end', () => socket.end());
     socket.on('error', finish);
     socket.on('close', finish);
     void relay.exited.then(finish);

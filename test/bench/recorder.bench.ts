@@ -2,12 +2,15 @@
 // and this process's CPU (where the extension host runs the recorder) with and without the
 // recorder during a terminal flood, and every process's CPU by kind from /proc (Xvnc, the docker
 // exec clients, dockerd, relay.py…: where the recorder's cost goes); recording size per minute
-// idle and in the flood. Prints tables; asserts nothing.
+// idle, in the flood and in a video-like workload (test/bench/animation.py: a whole terminal
+// redrawn 30 times a second).
+// Opt-in (BENCH_RING_MINUTES=10): the ring buffer's on-disk total over minutes of flood with a
+// small bound (BENCH_RING_MB, 32), sampled every few seconds. Prints tables; asserts nothing.
 // Seek latency over a 30-minute recording: a bursty terminal flood recorded live for a while, its
 // segment files replicated (shifted in time) until they span 30 minutes, replayed by the real
 // replay script in Chromium (test/support/replayPage.ts), timed over random seeks.
 // BENCH_SEEK_FROM=<dir of segment files> skips the live parts and times seeks over that recording.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxBackends } from '../../src/core/backends/registry';
@@ -18,6 +21,7 @@ import { ScreenController } from '../../src/core/screen';
 import { removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 import { cpuByKind, sampleProcs, type ProcKind } from '../support/procCpu';
 import { openReplay } from '../support/replayPage';
+import ANIMATION from './animation.py';
 
 const PHASE_MS = Number(process.env.BENCH_PHASE_S ?? 30) * 1000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -25,6 +29,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SEEK_RECORD_MS = Number(process.env.BENCH_SEEK_RECORD_S ?? 120) * 1000;
 const SEEK_MINUTES = Number(process.env.BENCH_SEEK_MINUTES ?? 30);
 const SEEKS = Number(process.env.BENCH_SEEKS ?? 25);
+/** The ring run's length in minutes: 0 (the default) leaves it out. */
+const RING_MINUTES = Number(process.env.BENCH_RING_MINUTES ?? 0);
+const RING_MB = Number(process.env.BENCH_RING_MB ?? 32);
+const RING_SAMPLE_MS = 2000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A viewer stand-in: asks for the next update as soon as one ends (as noVNC does) and counts them. */
@@ -165,6 +173,88 @@ function printSeek(row: string, how: string): void {
   console.log(row);
 }
 
+/** Runs `argv` on the sandbox's desktop, detached, as the desktop user. */
+type DesktopRun = (...argv: string[]) => void;
+
+/** Recording size (and the viewer's frames) while a terminal plays the paced 30 fps animation. */
+async function animationRows(controller: ScreenController, run: DesktopRun, container: string, dir: string): Promise<string[]> {
+  run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'python3', '-c', ANIMATION);
+  await sleep(3000);
+  const rows: string[] = [];
+  try {
+    for (const mode of ['watched', 'unwatched'] as const) {
+      const on = await measure(controller, mode, join(dir, `animation-${mode}`));
+      rows.push(`| paced animation 30 fps | recording, ${mode} | ${on.fps.toFixed(1)} | ${on.cpu.toFixed(1)} % | ${on.mbPerMin.toFixed(1)} |`);
+    }
+  } finally {
+    sh('docker', ['exec', container, 'pkill', '-f', 'get_terminal_size']);
+    sh('docker', ['exec', container, 'pkill', 'xfce4-terminal']);
+  }
+  return rows;
+}
+
+/** The bytes of a directory's segment files as the disk has them now. */
+function onDisk(dir: string): { bytes: number; files: number } {
+  let bytes = 0;
+  let files = 0;
+  for (const name of readdirSync(dir)) {
+    if (name.endsWith('.bsrec')) {
+      try {
+        bytes += statSync(join(dir, name)).size;
+        files++;
+      } catch {
+        // dropped by the ring between the listing and the stat
+      }
+    }
+  }
+  return { bytes, files };
+}
+
+/**
+ * The ring buffer over a long flood: a recorder bounded to RING_MB (nobody watching, so it asks
+ * for the most updates), the segment files' total on disk sampled every 2 s. Prints the largest
+ * total against the bound and how many segments were written and dropped.
+ */
+async function ringRun(controller: ScreenController, run: DesktopRun, container: string, dir: string): Promise<void> {
+  const bound = RING_MB * 1024 * 1024;
+  run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do head -c 3000 /dev/urandom | base64; done');
+  await sleep(3000);
+  const recorder = new Recorder({ dir, screenId: 'ring', maxBytes: bound, log: testLog, openRelay: () => controller.openRelay({ passive: true }) });
+  let max = 0;
+  let maxAccounted = 0;
+  let over = 0;
+  let samples = 0;
+  const t0 = Date.now();
+  recorder.start();
+  try {
+    while (Date.now() - t0 < RING_MINUTES * 60_000) {
+      await sleep(RING_SAMPLE_MS);
+      const { bytes } = onDisk(dir);
+      samples++;
+      max = Math.max(max, bytes);
+      maxAccounted = Math.max(maxAccounted, recorder.totalBytes());
+      if (bytes > bound) {
+        over++;
+      }
+    }
+  } finally {
+    recorder.dispose();
+    sh('docker', ['exec', container, 'pkill', '-f', 'head -c 3000']);
+    sh('docker', ['exec', container, 'pkill', 'xfce4-terminal']);
+  }
+  const ms = Date.now() - t0;
+  const kept = listSegments(dir);
+  // Segment numbers count up from 0: the next one tells how many were started.
+  const started = kept.reduce((most, segment) => Math.max(most, segment.seq + 1), 0);
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  console.log(`\nRing buffer over ${(ms / 60_000).toFixed(1)} min of terminal flood (nobody watching: 5 updates a second), on-disk total of the segment files sampled every ${RING_SAMPLE_MS / 1000} s\n`);
+  console.log('| bound | max on-disk total | max / bound | samples over the bound | recorder\'s own count, max | segments started | dropped | kept at the end (MB) |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(
+    `| ${mb(bound)} MB | ${mb(max)} MB | ${((100 * max) / bound).toFixed(0)} % | ${over} of ${samples} | ${mb(maxAccounted)} MB | ${started} | ${started - kept.length} | ${kept.length} (${mb(onDisk(dir).bytes)}) |`,
+  );
+}
+
 async function main(): Promise<void> {
   if (process.env.BENCH_SEEK_FROM) {
     const dir = mkdtempSync(join(tmpdir(), 'botscreen-recorder-seek-'));
@@ -183,7 +273,7 @@ async function main(): Promise<void> {
     const container = controller.status.sandbox!.id;
     const env = controller.status.screen!.env;
     const display = [`DISPLAY=${env.DISPLAY}`, `XAUTHORITY=${env.XAUTHORITY}`];
-    const run = (...argv: string[]) => sh('docker', ['exec', '-d', '-u', 'pn', container, 'env', ...display, ...argv]);
+    const run: DesktopRun = (...argv) => sh('docker', ['exec', '-d', '-u', 'pn', container, 'env', ...display, ...argv]);
     const rows: string[] = [];
     const kinds: ProcKind[] = ['Xvnc', 'docker exec clients', 'dockerd', 'containerd(-shim)', 'relay.py', 'this process', 'flood workload', 'other'];
     const cpuRows: string[] = [];
@@ -216,6 +306,7 @@ async function main(): Promise<void> {
     }
     sh('docker', ['exec', container, 'pkill', '-f', 'head -c 3000']);
     sh('docker', ['exec', container, 'pkill', 'xfce4-terminal']);
+    rows.push(...(await animationRows(controller, run, container, dir)));
 
     // Seek: a terminal that floods 5 s of every 10, recorded with nobody watching (the recorder's
     // densest stream), replicated to SEEK_MINUTES.
@@ -243,6 +334,11 @@ async function main(): Promise<void> {
     const kept = listSegments(join(dir, 'unwatched0')).length;
     console.log(`\n(${kept} segments in one flood row)`);
     printSeek(seekRow, `${SEEK_RECORD_MS / 1000} s of a terminal flooding 5 s of every 10 recorded live, its segment files replicated to ${SEEK_MINUTES} min`);
+    if (RING_MINUTES > 0) {
+      await ringRun(controller, run, container, join(dir, 'ring'));
+    } else {
+      console.log('\n(The ring buffer over a long flood is left out: BENCH_RING_MINUTES=10 runs it.)');
+    }
   } finally {
     await controller.stop().catch(() => undefined);
     controller.dispose();

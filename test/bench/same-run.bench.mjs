@@ -200,25 +200,8 @@ const WORKLOADS = [
     start: (sb) => sb.terminal('animation', `python3 -c ${quote(ANIMATION)}`) },
 ];
 
-const ANIMATION = `
-import os, sys, time
-t, period = 0, 1 / 30
-next_at = time.monotonic()
-while True:
-    cols, rows = os.get_terminal_size()
-    lines = []
-    for r in range(rows - 1):
-        x = (t * 2 + r) % cols
-        line = [" "] * cols
-        for k in range(12):
-            line[(x + k) % cols] = "#"
-        lines.append("".join(line))
-    sys.stdout.write("\\x1b[H" + "\\n".join(lines))
-    sys.stdout.flush()
-    t += 1
-    next_at += period
-    time.sleep(max(0, next_at - time.monotonic()))
-`;
+// The paced animation (a whole terminal redrawn 30 times a second), shared with recorder.bench.ts.
+const ANIMATION = fs.readFileSync(path.join(REPO_ROOT, 'test', 'bench', 'animation.py'), 'utf8');
 
 // ---------------------------------------------------------------------------------------------
 // The two viewers.
@@ -250,6 +233,17 @@ class ViewerA {
     const t0 = await runCommand(this.page, TITLES.openInEditor);
     const { at } = await frameDrawnAfter(this.page, t0, 90_000, old);
     this.frame = await this.panelFrame(t0, old);
+    // Where the time goes: the webview's document starts (VS Code's part), its session opens (the
+    // transport is up), noVNC's first frame (the RFB handshake and the first update).
+    const parts = await this.frame.evaluate(() => {
+      const d = document.querySelector('#connection')?.dataset ?? {};
+      const script = performance.getEntriesByType('resource').find((e) => /webview\.js/.test(e.name));
+      const c = window.__benchCounters ?? {};
+      return { doc: performance.timeOrigin, fetch: script ? performance.timeOrigin + script.startTime : 0, script: script ? performance.timeOrigin + script.responseEnd : 0,
+        ws: c.webSocketAt, wsOpen: c.webSocketOpenAt, opened: Number(d.openedAt) };
+    }).catch(() => undefined);
+    const rel = (t) => (t ? `+${Math.round(t - t0)} ms` : 'n/a');
+    if (parts) log(`  A open: document ${rel(parts.doc)}, script fetched ${rel(parts.fetch)} → ${parts.script ? rel(parts.script) : 'n/a (inline)'}, WebSocket created ${rel(parts.ws)}, open ${rel(parts.wsOpen)}, session opened ${rel(parts.opened)}, first frame ${rel(at)}`);
     await this.closeSideBar();
     return at - t0;
   }
@@ -288,10 +282,28 @@ class ViewerA {
     await sleep(1000);
     const tab = this.page.locator('.tabs-container .tab', { hasText: 'Bot Screen' }).first();
     const others = new Set(this.page.frames().filter((f) => f !== this.frame));
+    // Where the time goes: the click as the workbench sees it, the host's 'visible' message and the
+    // first bytes after it as the webview sees them (a MutationObserver on the product's byte counter).
+    await this.page.evaluate(() => {
+      window.__benchClickAt = 0;
+      document.addEventListener('mousedown', () => { window.__benchClickAt = Date.now(); }, { capture: true, once: true });
+    }).catch(() => {});
+    await this.frame.evaluate(() => {
+      const p = (window.__benchReopen = { shownAt: 0, bytesAt: 0 });
+      window.addEventListener('message', (e) => { if (e.data?.type === 'visible' && e.data.visible && !p.shownAt) p.shownAt = Date.now(); });
+      const panel = document.querySelector('#connection');
+      // No bytes flow while hidden: the first change of the counter is the first bytes after the show.
+      if (panel) new MutationObserver(() => { if (!p.bytesAt) p.bytesAt = Date.now(); }).observe(panel, { attributes: true, attributeFilter: ['data-bytes-in'] });
+    }).catch(() => {});
     const t0 = Date.now();
     await tab.click();
     // The same frame (a retained webview) or, were it re-created, a new one.
     const { frame, at } = await frameDrawnAfter(this.page, t0, 60_000, others);
+    const clickAt = await this.page.evaluate(() => window.__benchClickAt).catch(() => 0);
+    const p = frame === this.frame ? await frame.evaluate(() => window.__benchReopen).catch(() => undefined) : undefined;
+    const rel = (t) => (t ? `+${Math.round(t - t0)} ms` : 'n/a');
+    log(`  A reopen: click event ${rel(clickAt)}, 'visible' in the webview ${rel(p?.shownAt)}, first bytes ${rel(p?.bytesAt)}, frame drawn ${rel(at)}`);
+    this.reopenParts = { click: clickAt ? clickAt - t0 : undefined, visible: p?.shownAt ? p.shownAt - t0 : undefined, bytes: p?.bytesAt ? p.bytesAt - t0 : undefined };
     this.frame = frame;
     return at - t0;
   }

@@ -1,7 +1,11 @@
 // The external-viewer port against the real screen: loopback only, RFB through it, only this
 // user may connect (a real second Unix user is refused), control per connection, at most 8
-// connections, and flat memory when the viewer or the relay stalls.
+// connections, flat memory when the viewer or the relay stalls, and the screen's clipboard only
+// for the connection in control (a raw legacy client, and TigerVNC's own vncviewer on an X
+// display of this machine).
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -74,6 +78,7 @@ describe('external viewer port', { timeout: 600_000 }, () => {
   };
   let relaysOpened = 0;
   const refusals: string[] = [];
+  const streamErrors: string[] = [];
   const openRelay = (): StreamProcess => {
     relaysOpened++;
     return controller.openRelay();
@@ -84,7 +89,13 @@ describe('external viewer port', { timeout: 600_000 }, () => {
 
   before(async () => {
     await controller.start();
-    listener = await listenForViewers({ openRelay, control, viewerPrefix: 'external-test', onRefused: (reason) => refusals.push(reason) });
+    listener = await listenForViewers({
+      openRelay,
+      control,
+      viewerPrefix: 'external-test',
+      onRefused: (reason) => refusals.push(reason),
+      onStreamError: (viewerId, detail) => streamErrors.push(`${viewerId}: ${detail}`),
+    });
     other = createOtherUser();
   });
 
@@ -200,6 +211,131 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     assert.equal(lease.read().holder, 'agent');
   });
 
+  /** Copies `text` on the screen as the desktop's user would (xclip owns the CLIPBOARD until someone else takes it). */
+  const copyOnScreen = async (text: string) => {
+    const { sandbox, screen } = controller.runningSandbox()!;
+    const script = 'printf %s "$1" | xclip -selection clipboard >/dev/null 2>&1';
+    const result = await run(sandbox.exec(withEnv(screen.env, ['sh', '-c', script, 'sh', text]), { interactive: false }), { timeoutMs: 20_000 });
+    assert.equal(result.exitCode, 0, result.stderr);
+  };
+  const marker = (what: string) => `BS-${what}-${randomBytes(6).toString('hex')}`;
+
+  /**
+   * A raw RFB client asking for `encodings` (and answering the server's extended clipboard caps
+   * with `caps`, when given) streams updates while the screen's clipboard changes: what it got
+   * while not in control, in control, and after handing back.
+   */
+  const clipboardAsWatched = async (encodings: number[], caps: Buffer | undefined, seen: (received: Buffer, text: string) => boolean) => {
+    const socket = await open(listener.port);
+    await rfbHandshake(socket as unknown as Readable, socket, SLOW_MS);
+    const setEncodings = Buffer.alloc(4 + 4 * encodings.length);
+    setEncodings[0] = 2;
+    setEncodings.writeUInt16BE(encodings.length, 2);
+    encodings.forEach((e, i) => setEncodings.writeInt32BE(e, 4 + 4 * i));
+    socket.write(setEncodings);
+    if (caps) {
+      socket.write(caps);
+    }
+    socket.write(FRAMEBUFFER_UPDATE_REQUEST_FULL);
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    socket.resume();
+    // Incremental requests keep updates (the terminal, the panel clock) flowing past the filter.
+    const requests = setInterval(() => socket.write(Buffer.from([3, 1, 0, 0, 0, 0, 0x05, 0x00, 0x03, 0x20])), 200);
+    try {
+      await waitFor(() => received.length > 0, 60_000, 50, 'the first update');
+      const agentCopy = marker('AGENT');
+      await copyOnScreen(agentCopy);
+      const before = received.length;
+      await new Promise((r) => setTimeout(r, 4_000));
+      assert.ok(!seen(received, agentCopy), 'the agent\'s copy reached a viewer not in control');
+
+      const viewerId = listener.takeControl();
+      assert.ok(viewerId);
+      const shared = marker('SHARED');
+      await copyOnScreen(shared);
+      await waitFor(() => seen(received, shared), 30_000, 50, 'the screen\'s copy to reach the viewer in control');
+
+      control.handBack(viewerId);
+      const seenBefore = received.length;
+      const afterHandBack = marker('AGAIN');
+      await copyOnScreen(afterHandBack);
+      await new Promise((r) => setTimeout(r, 4_000));
+      assert.ok(!seen(received.subarray(seenBefore), afterHandBack), 'a copy after hand back reached the viewer');
+      assert.ok(received.length > before, 'the stream went on around the dropped messages');
+      assert.deepEqual(streamErrors, []);
+      return received;
+    } finally {
+      clearInterval(requests);
+      socket.destroy();
+    }
+  };
+
+  test('a legacy client not in control never gets the screen\'s clipboard text; in control it does', async () => {
+    // No ExtendedClipboard: the server sends clipboard text as it changes (legacy ServerCutText).
+    // Encodings as a TightVNC-era client asks, CoRRE (4) among them, which the port removes.
+    await clipboardAsWatched([7, 5, 16, 4, 2, 1, 0, -239, -223, -224, -26], undefined, (received, text) => received.includes(text));
+  });
+
+  test('an extended-clipboard client not in control gets the server\'s caps but never its Notify; in control it does', async () => {
+    const EXTENDED_CLIPBOARD = 0xc0a1e5ce | 0;
+    // Its caps: text, and the actions caps, request, peek, notify, provide; the gate zeroes the size.
+    const caps = Buffer.concat([Buffer.from([6, 0, 0, 0]), Buffer.from([0xff, 0xff, 0xff, 0xf8]), Buffer.from([0x1f, 0, 0, 1]), Buffer.from([0, 0x10, 0, 0])]);
+    // Notify of UTF-8 text: the only thing the server sends a Notify-capable client when its clipboard changes.
+    const NOTIFY = Buffer.from([3, 0, 0, 0, 0xff, 0xff, 0xff, 0xfc, 0x08, 0, 0, 1]);
+    const notifies = (bytes: Buffer) => {
+      let n = 0;
+      for (let at = bytes.indexOf(NOTIFY); at >= 0; at = bytes.indexOf(NOTIFY, at + 1)) {
+        n++;
+      }
+      return n;
+    };
+    let lastCount = 0;
+    const received = await clipboardAsWatched([16, 7, 1, 0, -223, -224, EXTENDED_CLIPBOARD], caps, (bytes) => {
+      const n = notifies(bytes);
+      const fresh = n > lastCount;
+      lastCount = Math.max(lastCount, n);
+      return fresh;
+    });
+    const serverCaps = received.indexOf(Buffer.from([3, 0, 0, 0, 0xff, 0xff, 0xff]));
+    assert.ok(serverCaps >= 0 && (received[serverCaps + 8] & 0x01) === 0x01, 'the server\'s caps reached the viewer');
+    assert.equal(notifies(received), 1, 'one Notify: the copy made while the viewer held control');
+  });
+
+  test('TigerVNC\'s vncviewer on an X display here: the port follows its stream, and the screen\'s clipboard reaches its display while it holds control, not before', async () => {
+    const display = freeDisplay();
+    const xvnc = spawn('Xvnc', [display, '-SecurityTypes', 'None', '-rfbport', '-1', '-nolisten', 'tcp', '-geometry', '1400x900'], { stdio: 'ignore' });
+    let viewer: ChildProcess | undefined;
+    const env = { ...process.env, DISPLAY: display };
+    const onDisplay = (...args: string[]) => run({ command: 'env', args: [`DISPLAY=${display}`, ...args] }, { timeoutMs: 20_000 });
+    const hostClipboard = async () => (await onDisplay('timeout', '5', 'xclip', '-o', '-selection', 'clipboard')).stdout;
+    try {
+      await waitFor(() => existsSync(`/tmp/.X11-unix/X${display.slice(1)}`), 30_000, 50, 'the host X display');
+      const connectionsBefore = listener.connections();
+      // It sends nothing of its own clipboard, so only the screen's text can land on its display.
+      viewer = spawn('vncviewer', ['-SendClipboard=0', '-SendPrimary=0', '-SetPrimary=0', '-AcceptClipboard=1', `127.0.0.1::${listener.port}`], { env, stdio: 'ignore' });
+      await waitFor(() => listener.connections() === connectionsBefore + 1, SLOW_MS, 50, 'vncviewer to connect');
+      // Focused, as a person's viewer is: TigerVNC's viewer asks for announced text only then.
+      await waitFor(async () => (await onDisplay('xdotool', 'search', '--name', 'TigerVNC')).exitCode === 0, 60_000, 200, 'the viewer window');
+      await onDisplay('sh', '-c', 'xdotool search --name TigerVNC | while read w; do xdotool windowfocus "$w"; done');
+
+      const agentCopy = marker('AGENT');
+      await copyOnScreen(agentCopy);
+      await new Promise((r) => setTimeout(r, 4_000));
+      assert.notEqual(await hostClipboard(), agentCopy, 'the agent\'s copy reached this machine\'s clipboard');
+
+      assert.ok(listener.takeControl());
+      const shared = marker('SHARED');
+      await copyOnScreen(shared);
+      await waitFor(async () => (await hostClipboard()) === shared, 30_000, 250, 'the screen\'s copy on the viewer\'s display');
+      assert.equal(viewer.exitCode, null, 'vncviewer still connected');
+      assert.deepEqual(streamErrors, [], 'the port followed TigerVNC\'s stream');
+    } finally {
+      viewer?.kill();
+      xvnc.kill();
+    }
+  });
+
   test('20 connections at once: 8 are served, 12 refused at once, and no exec is left after closing', async () => {
     const openedBefore = relaysOpened;
     refusals.length = 0;
@@ -246,16 +382,26 @@ describe('external viewer port', { timeout: 600_000 }, () => {
   });
 
   test('a viewer that stops reading for 10 s while its relay sends as fast as an exec can: the RSS here grows by less than 20 MB', async () => {
-    // The screen above cannot outrun a loaded machine's docker exec; this relay stand-in can
-    // (a real exec streaming zeros), so without backpressure this test fails.
+    // The screen above cannot outrun a loaded machine's docker exec; this relay stand-in can (a
+    // real exec streaming zeros), so without backpressure this test fails. It speaks RFB, as the
+    // port passes only a stream it can follow: a 65535×65535 Raw rectangle of zeros is endless.
     const { sandbox } = controller.runningSandbox()!;
+    const server = [
+      "printf 'RFB 003.008\\n'",
+      'head -c 12 >/dev/null', // the viewer's version
+      "printf '\\001\\001\\000\\000\\000\\000'", // security None, then its result
+      "printf '\\377\\377\\377\\377\\040\\030\\000\\001\\000\\377\\000\\377\\000\\377\\020\\010\\000\\000\\000\\000\\000\\000\\000\\000'",
+      "printf '\\000\\000\\000\\001\\000\\000\\000\\000\\377\\377\\377\\377\\000\\000\\000\\000'",
+      'exec cat /dev/zero',
+    ].join('; ');
     const flooding = await listenForViewers({
-      openRelay: () => openStream(sandbox.exec(['cat', '/dev/zero'], { interactive: true })),
+      openRelay: () => openStream(sandbox.exec(['sh', '-c', server], { interactive: true })),
       control,
       viewerPrefix: 'external-flood',
     });
     const socket = await open(flooding.port);
-    await readExactly(socket as unknown as Readable, 1, SLOW_MS); // the exec is up and sending
+    socket.write('RFB 003.008\n\x01\x01', 'latin1');
+    await readExactly(socket as unknown as Readable, 12 + 6 + 24 + 16 + 1, SLOW_MS); // the exec is up and sending pixels
     socket.pause();
     const growth = await rssGrowthDuring(() => new Promise((r) => setTimeout(r, 10_000)));
     let after = 0;
@@ -313,6 +459,16 @@ describe('external viewer port', { timeout: 600_000 }, () => {
     await waitFor(() => relays() === 0, 60_000, 50, 'no relay');
   });
 });
+
+/** An X display number no server uses on this machine. */
+function freeDisplay(): string {
+  for (let n = 140 + (process.pid % 40); n < 240; n++) {
+    if (!existsSync(`/tmp/.X11-unix/X${n}`) && !existsSync(`/tmp/.X${n}-lock`)) {
+      return `:${n}`;
+    }
+  }
+  throw new Error('no free X display number');
+}
 
 /** Width and height from a JPEG's start-of-frame marker. */
 function jpegSize(jpeg: Buffer): [number, number] | undefined {

@@ -3,12 +3,14 @@
 // live thumbnails (JPEGs decoded by Chromium: the screen's aspect, many colours) and the status
 // bar's tooltip shows this window's; a recording docker proves that no grab runs while the tree
 // is hidden (collapsed, its default) and that grabs run while it is shown; the lease files are
-// the same bytes, inode and mtime after the grabs.
+// the same bytes, inode and mtime after the grabs. Then window B's screen stops: window A's tree
+// lists its recording under "Recordings" (time span, size), a click replays it (the replay draws
+// the desktop) and the inline Delete, after a confirmation naming it, removes its files.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { openWorkbench, screenshot, sleep, waitFor } from './harness.mjs';
+import { canvasColorCount, findWebviewFrame, openWorkbench, screenshot, sleep, waitFor } from './harness.mjs';
 import {
   extensionLog,
   indicator,
@@ -76,6 +78,11 @@ const iconOf = (row) => row.locator('.custom-view-tree-node-item-icon').evaluate
   return match ? match[1] : '';
 }).catch(() => '');
 
+/** The directory of a workspace's screen recording (the extension's global storage). */
+const recordingDir = (server, folder) =>
+  path.join(server.userDataDir, 'User', 'globalStorage', 'botscreen.bot-screen', 'recordings', workspaceKey(folder));
+const recordedFiles = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith('.bsrec')) : []);
+
 const leaseFile = (server, folder) =>
   path.join(server.userDataDir, 'User', 'globalStorage', 'botscreen.bot-screen', 'leases', `lease-${workspaceKey(folder)}.json`);
 
@@ -97,6 +104,59 @@ async function hoverForPicture(page, target) {
       if (attempt === 3) throw err;
     }
   }
+}
+
+/**
+ * Window B's screen, which recorded, stops: window A's tree lists its recording under
+ * "Recordings" with its time span and size; a click replays it; the inline Delete asks, naming
+ * it, and removes its files (window A's own recording, being written, stays).
+ */
+async function checkStoppedRecording(server, page, pageB, folderB) {
+  const dirB = recordingDir(server, folderB);
+  const dirA = recordingDir(server, server.workspace);
+  await waitFor(() => recordedFiles(dirB).length > 0, 30_000, 500, 'window B\'s screen recorded');
+  await runCommand(pageB, TITLES.stop);
+  await setTreeShown(page, true);
+  const group = rows(page).filter({ hasText: new RegExp(`^${l10nText('Recordings')}$`) });
+  const recording = rows(page).filter({ hasText: 'workspace-b' });
+  await waitFor(async () => (await group.count()) === 1 && (await recording.count()) === 1 && /MB/.test(await recording.textContent()),
+    60_000, 250, 'window B\'s stopped screen listed under Recordings');
+  const text = await recording.textContent();
+  console.log(`# listed recording: ${JSON.stringify(text)}`);
+  assert.match(text, /\d+\.\d MB/, 'its size');
+  assert.match(text, /\d{1,2}:\d{2}:\d{2}.* – .*\d{1,2}:\d{2}:\d{2}/, 'its time span');
+  assert.doesNotMatch(text, new RegExp(l10nText('running')), 'not listed as a running screen any more');
+  await screenshot(page, 'ui-screens-recordings');
+
+  // A click replays it: the panel draws the desktop the screen showed.
+  await recording.click();
+  const replay = await findWebviewFrame(page, '#scrub', 30_000);
+  await waitFor(() => replay.evaluate(() => document.body.dataset.loaded === 'true'), 30_000, 250, 'the recording to load');
+  await replay.evaluate(() => {
+    const scrub = document.getElementById('scrub');
+    scrub.value = scrub.max;
+    scrub.dispatchEvent(new Event('input'));
+  });
+  const drawn = await waitFor(async () => {
+    const c = await canvasColorCount(replay, { selector: '#output' });
+    return c.width === 1280 && c.height === 800 && c.colors >= 10 ? c : undefined;
+  }, 30_000, 250, 'the replay of window B\'s screen to draw the desktop');
+  console.log(`# replay of the stopped screen drew ${drawn.width}x${drawn.height}, ${drawn.colors} colours`);
+  await screenshot(page, 'ui-screens-recording-replay');
+
+  // Delete, inline: a confirmation naming what goes, then its files are gone.
+  await recording.hover();
+  await recording.locator('.action-label.codicon-trash').first().click();
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ timeout: 10_000 });
+  const question = await dialog.textContent();
+  assert.match(question, /workspace-b/, `the confirmation names the recording: ${question}`);
+  assert.match(question, new RegExp(`${recordedFiles(dirB).length} `), `and how many files go: ${question}`);
+  await dialog.locator('.monaco-button', { hasText: new RegExp(`^${l10nText('Delete')}$`) }).first().click();
+  await waitFor(() => recordedFiles(dirB).length === 0, 15_000, 200, 'window B\'s recording deleted');
+  assert.equal(fs.existsSync(dirB), false, 'its directory went with it');
+  await waitFor(async () => (await recording.count()) === 0 && (await group.count()) === 0, 15_000, 200, 'the Recordings group gone with its only recording');
+  assert.ok(recordedFiles(dirA).length > 0, 'window A\'s own recording (being written) stays');
 }
 
 test('the Screens tree lists both windows\' screens with thumbnails, grabs only while shown, and never touches a lease', { timeout: 900_000 }, async () => {
@@ -202,6 +262,8 @@ test('the Screens tree lists both windows\' screens with thumbnails, grabs only 
         assert.deepEqual(fs.readFileSync(leaseA), before.bytes);
         assert.equal(fs.existsSync(leaseFile(server, folderB)), false, 'window B\'s screen still has no lease file');
         console.log(`# grabs: ${grabsShown} by the first look, ${grabsHidden} in all`);
+
+        await checkStoppedRecording(server, page, second.page, folderB);
       } catch (err) {
         console.log(`# the extension's log:\n${extensionLog(server).replace(/^/gm, '# ')}`);
         if (second) await screenshot(second.page, 'ui-screens-second-failed').catch(() => {});

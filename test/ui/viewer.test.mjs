@@ -342,6 +342,15 @@ test('the viewer streams over the direct channel, which refuses a guessed token,
     await waitForDesktop(view, 'Screen view');
     const container = await ourContainer(server);
     assert.equal((await screenStats(view)).transport, 'direct', 'the first session goes over the direct channel');
+    // The page's script and styles come inlined with its HTML (src/webviewHtml.ts): nothing fetched, styles applied.
+    const loaded = await view.evaluate(() => ({
+      files: performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /\.(js|css)(\?|$)/.test(n)),
+      bodyDisplay: getComputedStyle(document.body).display,
+      barDisplay: getComputedStyle(document.querySelector('.bar')).display,
+    }));
+    assert.deepEqual(loaded.files, [], 'no script or stylesheet fetched by the Screen page');
+    assert.equal(loaded.bodyDisplay, 'flex', 'screen.css applies (inlined under the nonce)');
+    assert.equal(loaded.barDisplay, 'flex', 'screen.css applies to the header');
     // The page may dial exactly the channel's origins: VS Code's external address for the port
     // (here the server's own origin, with a /proxy/<port>/ path) and the loopback address itself.
     const csp = await view.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]').content);
@@ -375,7 +384,7 @@ test('the viewer streams over the direct channel, which refuses a guessed token,
     }, 20_000, 20, 'the view to dial a new session');
     const token = /\/([0-9a-f]{64})$/.exec(first)?.[1];
     assert.ok(token, `a 256-bit token at the end of the path: ${first}`);
-    // The same token at the loopback address (the view tries it after the external one).
+    // The same token at the loopback address (the view tries it when the external one has not opened within 60 ms).
     const url = `${channelOrigin}/${token}`;
     // Quickly, while the token is on offer (the view gives up on each address after 5 s): other origins are refused
     // without spending it, the webview's origin gets in once.

@@ -198,6 +198,32 @@ test('a wrong token, a wrong origin, a used token and a revoked token are refuse
   });
 });
 
+test('acknowledgements are text frames of decimal digits; they reach onAck and never the RFB input', async () => {
+  await withServer(async (server, port) => {
+    const acks: number[] = [];
+    const messages: Buffer[] = [];
+    const offer = server.offer(ORIGIN, (socket) => {
+      socket.onAck = (bytes) => acks.push(bytes);
+      socket.onMessage = (data) => messages.push(data);
+    });
+    const client = dial(port, `/${offer.token}`);
+    assert.match(await client.response, /^HTTP\/1\.1 101/);
+    client.socket.write(Buffer.concat([
+      clientFrame(OP_TEXT, Buffer.from('65536')),
+      clientFrame(OP_BINARY, Buffer.from([4, 1])),
+      clientFrame(OP_TEXT, Buffer.from('12')),
+    ]));
+    await until(() => acks.length === 2 && messages.length === 1, 'two acks and one message');
+    assert.deepEqual(acks, [65536, 12]);
+    assert.deepEqual(messages, [Buffer.from([4, 1])]);
+    // Text that is not a count is not ours: the connection closes (1003), nothing is acknowledged.
+    client.socket.write(clientFrame(OP_TEXT, Buffer.from('-5')));
+    await client.closed;
+    assert.equal(serverFrames(client.received()).at(-1)?.payload.readUInt16BE(0), 1003);
+    assert.deepEqual(acks, [65536, 12]);
+  });
+});
+
 test('protocol errors close the connection with their code: unmasked frame 1002, text 1003, oversize 1009', async () => {
   await withServer(async (server, port) => {
     const cases: [Buffer, number][] = [
@@ -292,4 +318,40 @@ test('the socket pump stops reading while the socket is full or the viewer hidde
   await tick();
   await tick();
   assert.deepEqual(out.messages.map(String), ['a', 'b', 'c']);
+});
+
+test('the socket pump keeps at most its window unacknowledged: a hidden or lagging webview gets no more', async () => {
+  const source = new PassThrough();
+  const pump = new SocketPump(source, 1000);
+  const out = sink(100);
+  pump.attach(out);
+  source.write(Buffer.alloc(600, 1));
+  await tick();
+  await tick();
+  source.write(Buffer.alloc(600, 2));
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 2, 'below the window: sent');
+  source.write(Buffer.alloc(10, 3));
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 2, '1200 bytes unacknowledged, over the window of 1000: held');
+  assert.ok(source.isPaused(), 'and the relay is not read');
+  pump.acked(600);
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.map((m) => m.length), [600, 600, 10], 'an ack lets the held bytes go');
+  // Hidden with a window's worth on the way: only those arrive; acks while hidden send nothing new.
+  pump.setVisible(false);
+  source.write(Buffer.alloc(5, 4));
+  await tick();
+  await tick();
+  pump.acked(610);
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 3, 'nothing sent while hidden, acknowledged or not');
+  pump.setVisible(true);
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.at(-1), Buffer.alloc(5, 4));
 });

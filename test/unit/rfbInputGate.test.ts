@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
 import { toScreenVerdict } from '../../src/core/clipboardText';
+import { framedEncoding } from '../../src/core/rfbServerStream';
 import { DEFAULT_MAX_CLIPBOARD, MAX_HELD_KEYS, RfbInputGate, type ClipboardPolicy, type RfbInputGateOptions } from '../../src/core/rfbInputGate';
 
 // ---------------------------------------------------------------------------------------------
@@ -767,6 +768,26 @@ test('keysym keyboard mode: QEMU extended key events (-258) are neutralised too,
   const list = listOf(Buffer.concat(out));
   assert.equal(Buffer.concat(out).length, real.length);
   assert.ok(!list.includes(-258) && !list.includes(-316), JSON.stringify(list));
+});
+
+test('the external viewer port keeps only encodings it can frame, and is told its version and framing messages', () => {
+  const listOf = (out: Buffer) => Array.from({ length: out.readUInt16BE(2) }, (_, i) => out.readInt32BE(4 + 4 * i));
+  const seen: number[] = [];
+  const gate = new RfbInputGate(() => false, { keepEncoding: framedEncoding, observe: (m) => seen.push(m[0]) });
+  assert.equal(gate.version, undefined);
+  gate.push(Buffer.from('RFB 003.007\n\x01\x01', 'latin1'));
+  assert.equal(gate.version, 3.7);
+  // A TightVNC-like list: CoRRE (4) and PointerPos (-232) cannot be framed and go.
+  const asked = [7, 5, 4, 2, 1, 0, -239, -240, -232, -223, -224, -26, 0xc0a1e5ce | 0];
+  const out = Buffer.concat(gate.push(setEncodings(asked)).forward);
+  assert.equal(out.length, 4 + 4 * asked.length, 'the count is kept');
+  const list = listOf(out);
+  assert.ok(!list.includes(4) && !list.includes(-232), JSON.stringify(list));
+  assert.deepEqual([...new Set(list)].sort(), asked.filter(framedEncoding).sort());
+  const pixelFormat = Uint8Array.of(0, 0, 0, 0, 16, 16, 0, 1, 0, 31, 0, 63, 0, 31, 11, 5, 0, 0, 0, 0);
+  const continuousOff = Uint8Array.of(150, 0, 0, 0, 0, 0, 0, 8, 0, 8);
+  gate.push(concat([pixelFormat, Uint8Array.of(3, 1, 0, 0, 0, 0, 0, 8, 0, 8), Uint8Array.of(5, 1, 0, 1, 0, 1), continuousOff]));
+  assert.deepEqual(seen, [0, 3, 150], 'SetPixelFormat, the update request and continuous updates off, not the dropped PointerEvent');
 });
 
 test('SetDesktopSize passes only with control, and the gate remembers that one passed', () => {

@@ -1,5 +1,7 @@
 // The Screens overview's list: every window's marker (and nothing else in the directory), each
-// with its lease holder, its viewer count and its workspace's name; reading changes no lease.
+// with its lease holder, its viewer count and its workspace's name; reading changes no lease. The
+// recordings of screens that no longer run: listed without the running ones, read again only when
+// their files changed.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -7,7 +9,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { LeaseStore } from '../../src/core/lease';
 import { MarkerStore, type Marker } from '../../src/core/marker';
-import { listScreens, WorkspaceRecords } from '../../src/core/screenList';
+import { listScreens, screenRuns, StoppedRecordings, WorkspaceRecords } from '../../src/core/screenList';
 import { ViewerRegistry } from '../../src/core/viewers';
 
 const ID = 'a'.repeat(64);
@@ -84,4 +86,55 @@ test('a workspace record that is not one names nothing', () => {
   assert.equal(records.read('dddddddddddd'), undefined);
   records.write('eeeeeeeeeeee', { name: 'ok', uri: 'vscode-remote://ssh-remote+box/home/u/p' });
   assert.deepEqual(records.read('eeeeeeeeeeee'), { name: 'ok', uri: 'vscode-remote://ssh-remote+box/home/u/p' });
+});
+
+test('the recordings of stopped screens: newest first, listed screens left out, files listed again only when they changed', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-stopped-recordings-'));
+  const index = new StoppedRecordings(root);
+  assert.deepEqual(index.list(new Set()), [], 'no recordings directory yet');
+  const segment = (screenId: string, startedAt: number, seq: number, bytes: number) => {
+    fs.mkdirSync(path.join(root, screenId), { recursive: true });
+    fs.writeFileSync(path.join(root, screenId, `seg-${startedAt}-${String(seq).padStart(6, '0')}.bsrec`), Buffer.alloc(bytes));
+  };
+  segment('aaaaaaaaaaaa', 1_000, 0, 100);
+  segment('aaaaaaaaaaaa', 31_000, 1, 50);
+  segment('bbbbbbbbbbbb', 5_000, 0, 10);
+  segment('cccccccccccc', 9_000, 0, 10); // a running screen's
+  fs.mkdirSync(path.join(root, 'dddddddddddd')); // nothing kept of it
+  fs.writeFileSync(path.join(root, 'not a screen id'), '');
+  const old = new Date(Date.now() - 60_000);
+  fs.utimesSync(path.join(root, 'aaaaaaaaaaaa', 'seg-31000-000001.bsrec'), old, old);
+
+  const first = index.list(new Set(['cccccccccccc']));
+  assert.deepEqual(first.map((r) => [r.screenId, r.bytes, r.segments.length, r.startedAt]), [
+    ['bbbbbbbbbbbb', 10, 1, 5_000],
+    ['aaaaaaaaaaaa', 150, 2, 1_000],
+  ]);
+  // Nothing changed: the same summaries, not read again.
+  const second = index.list(new Set(['cccccccccccc']));
+  assert.equal(second[0], first[0]);
+  assert.equal(second[1], first[1]);
+  // Appended to its newest segment (a last flush after the screen stopped): its size follows.
+  fs.appendFileSync(path.join(root, 'bbbbbbbbbbbb', 'seg-5000-000000.bsrec'), Buffer.alloc(5));
+  assert.equal(index.list(new Set(['cccccccccccc'])).find((r) => r.screenId === 'bbbbbbbbbbbb')?.bytes, 15);
+  // A segment dropped by the ring: it goes.
+  fs.rmSync(path.join(root, 'aaaaaaaaaaaa', 'seg-1000-000000.bsrec'));
+  assert.deepEqual(index.list(new Set(['cccccccccccc'])).find((r) => r.screenId === 'aaaaaaaaaaaa')?.bytes, 50);
+  // The running screen stopped: its recording is listed; a screen that started again is not.
+  assert.deepEqual(index.list(new Set(['aaaaaaaaaaaa'])).map((r) => r.screenId).sort(), ['bbbbbbbbbbbb', 'cccccccccccc']);
+  // Deleted: gone from the list.
+  fs.rmSync(path.join(root, 'bbbbbbbbbbbb'), { recursive: true });
+  assert.deepEqual(index.list(new Set()).map((r) => r.screenId).sort(), ['aaaaaaaaaaaa', 'cccccccccccc']);
+});
+
+test('a screen runs while its marker is there, and a marker that cannot be read counts as running', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'botscreen-runs-'));
+  const markers = new MarkerStore(dir);
+  assert.equal(screenRuns(markers, '0123456789ab'), false, 'no marker');
+  markers.write(marker('0123456789ab', '2026-01-01T10:00:00.000Z'));
+  assert.equal(screenRuns(markers, '0123456789ab'), true);
+  fs.writeFileSync(markers.path('ba9876543210'), 'garbled');
+  assert.equal(screenRuns(markers, 'ba9876543210'), true, 'fail closed: it may be running');
+  markers.remove('0123456789ab');
+  assert.equal(screenRuns(markers, '0123456789ab'), false, 'stopped');
 });

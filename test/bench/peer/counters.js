@@ -21,7 +21,7 @@ function installBenchCounters({ webSocketBytes }) {
     bytes: 0,
     /** Pixels of the visible canvas that frames redrew (each flip's damaged rectangle). */
     pixels: 0,
-    /** The plain tab: when its WebSocket was created and when it opened (where its open time goes). */
+    /** When the page's WebSocket was created and when it opened (where an open's time goes). */
     webSocketAt: 0,
     webSocketOpenAt: 0,
     messages: 0,
@@ -67,17 +67,20 @@ function installBenchCounters({ webSocketBytes }) {
     c.keyAt = performance.timeOrigin + event.timeStamp;
   };
 
-  if (webSocketBytes) {
+  // Both sides: when the (last) WebSocket was created and opened, to show where an open's time goes.
+  {
     const Native = window.WebSocket;
     const Counted = function (...args) {
       const ws = new Native(...args);
       c.webSocketAt = now();
       ws.addEventListener('open', () => { c.webSocketOpenAt = now(); });
-      ws.addEventListener('message', (event) => {
-        const d = event.data;
-        c.messages++;
-        c.bytes += d.byteLength ?? d.size ?? d.length ?? 0;
-      });
+      if (webSocketBytes) {
+        ws.addEventListener('message', (event) => {
+          const d = event.data;
+          c.messages++;
+          c.bytes += d.byteLength ?? d.size ?? d.length ?? 0;
+        });
+      }
       return ws;
     };
     Counted.prototype = Native.prototype;
