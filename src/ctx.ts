@@ -6,6 +6,7 @@ import { LeaseStore } from './core/lease';
 import { Disposable } from './core/lifecycle';
 import { MarkerStore } from './core/marker';
 import { ViewerRegistry } from './core/viewers';
+import { WorkspaceRecords } from './core/screenList';
 import { SandboxBackends } from './core/backends/registry';
 import type { ProgressStep } from './core/progress';
 import { ScreenController } from './core/screen';
@@ -34,11 +35,16 @@ export class Ctx extends Disposable {
   readonly forwards: PortForwarder;
   /** The flight recorder of this window's screen. */
   readonly recordings: Recordings;
+  /** Every window's screen markers (this window's controller writes its own there). */
+  readonly markers: MarkerStore;
+  /** Every window's workspace name and folder, by workspace key (the Screens view names screens by them). */
+  readonly workspaces: WorkspaceRecords;
 
   constructor(readonly extension: vscode.ExtensionContext) {
     super();
     this.log = this.register(vscode.window.createOutputChannel(vscode.l10n.t('Bot Screen'), { log: true }));
-    const markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath);
+    const markers = (this.markers = new MarkerStore(vscode.Uri.joinPath(extension.globalStorageUri, 'screens').fsPath));
+    this.workspaces = new WorkspaceRecords(vscode.Uri.joinPath(extension.globalStorageUri, 'workspaces').fsPath);
     const leases = new LeaseStore(vscode.Uri.joinPath(extension.globalStorageUri, 'leases').fsPath, workspaceKey());
     this.control = this.register(new Control(leases));
     this.viewers = this.register(new ViewerCount(new ViewerRegistry(leases.dir, leases.key)));
@@ -54,7 +60,7 @@ export class Ctx extends Disposable {
     this.register(this.controller.onStatus((status) => status.state !== 'running' && void this.forwards.close()));
     this.views = this.register(new ScreenViews(extension.extensionUri, this.controller, this.control, this.log, this.viewers));
     this.statusBar = this.register(new PlacementStatusBar(this.controller, this.control));
-    this.recordings = this.register(new Recordings(extension, this.controller, this.control, this.viewers, this.log));
+    this.recordings = this.register(new Recordings(extension, this.controller, this.control, this.viewers, this.log, markers, this.workspaces));
     // Menus and the palette offer only what applies now, by these keys: Start or Stop, Take
     // control or Hand back (Hand back only where this window holds control), Switch/Keep only
     // while the image question is open, Install Desktop only for a screen on this machine.

@@ -1,18 +1,17 @@
 // The flight recorder in the window: records the running screen (src/core/recorder.ts) while
 // `botScreen.recorder.enabled`, marks agent actions and control changes on its timeline, and
 // shows recording / paused in its own status bar item, which pauses and resumes it.
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentActionRunner } from './core/actions/agentActionRunner';
 import type { Lease } from './core/lease';
 import { Disposable, toDisposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
 import { actionEvent, Recorder } from './core/recorder';
-import { MarkerStore } from './core/marker';
+import type { MarkerStore } from './core/marker';
 import { deleteRecording, screenDir } from './core/recorderStore';
 import type { TimelineEvent } from './core/recordingFormat';
 import type { ScreenController } from './core/screen';
-import { screenRuns, WorkspaceRecords } from './core/screenList';
+import { screenRuns, type WorkspaceRecords } from './core/screenList';
 import type { Control } from './control';
 import { userSetting, workspaceKey } from './settings';
 import type { ViewerCount } from './viewerCount';
@@ -42,9 +41,6 @@ export class Recordings extends Disposable {
   private readonly deleted = this.register(new vscode.EventEmitter<string>());
   /** A screen's recording was deleted (its screen id): the Screens view lists recordings. */
   readonly onDidDelete = this.deleted.event;
-  /** Every window's screen markers (the directory Ctx's MarkerStore writes to): whose screen still runs. */
-  private readonly markers: MarkerStore;
-  private readonly workspaces: WorkspaceRecords;
 
   constructor(
     private readonly extension: vscode.ExtensionContext,
@@ -52,11 +48,12 @@ export class Recordings extends Disposable {
     control: Control,
     private readonly viewers: ViewerCount,
     private readonly log: Logger,
+    /** Every window's screen markers: whose screen still runs. */
+    private readonly markers: MarkerStore,
+    private readonly workspaces: WorkspaceRecords,
   ) {
     super();
     this.root = vscode.Uri.joinPath(extension.globalStorageUri, 'recordings').fsPath;
-    this.markers = new MarkerStore(path.join(extension.globalStorageUri.fsPath, 'screens'));
-    this.workspaces = new WorkspaceRecords(path.join(extension.globalStorageUri.fsPath, 'workspaces'));
     this.item.name = vscode.l10n.t('Bot Screen recorder');
     this.item.command = 'botScreen.toggleRecording';
     this.register(controller.onStatus(() => this.follow()));

@@ -7,17 +7,16 @@
  * the status bar's tooltip. Below the screens, a "Recordings" group lists the recordings of
  * screens that no longer run (time span and size): a click replays one, Delete is inline.
  */
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import type { SandboxBackend } from './core/backends/backend';
 import { SandboxBackends } from './core/backends/registry';
 import { displayEnv } from './core/actions/sessionExec';
 import { Disposable, toDisposable } from './core/lifecycle';
-import { MarkerStore, type Marker } from './core/marker';
+import type { Marker } from './core/marker';
 import type { RecordingSummary } from './core/recorderStore';
 import type { Sandbox } from './core/sandbox';
-import { listScreens, StoppedRecordings, WorkspaceRecords, type ListedScreen } from './core/screenList';
+import { listScreens, StoppedRecordings, type ListedScreen } from './core/screenList';
 import type { ScreenState } from './core/screenState';
 import { grabThumbnail, jpegDataUri, markerDisplayEnv, ThumbnailError, type Thumbnail } from './core/thumbnail';
 import { ThumbnailScheduler } from './core/thumbnailScheduler';
@@ -59,9 +58,6 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
   readonly onDidChangeTreeData = this.changed.event;
   private readonly tree: vscode.TreeView<Node>;
   private readonly scheduler = this.register(new ThumbnailScheduler<Thumbnail>({ intervalMs: REFRESH_MS }));
-  private readonly markers: MarkerStore;
-  private readonly markersDir: string;
-  private readonly workspaces: WorkspaceRecords;
   private readonly ownKey: string;
   private screens: ListedScreen[] = [];
   /** The recordings of screens that no longer run, read by `refresh` (only while the tree shows). */
@@ -77,11 +73,6 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
 
   constructor(private readonly ctx: Ctx) {
     super();
-    const storage = ctx.extension.globalStorageUri.fsPath;
-    // The directory Ctx's MarkerStore writes to (ctx.ts): every window's markers are there.
-    this.markersDir = path.join(storage, 'screens');
-    this.markers = new MarkerStore(this.markersDir);
-    this.workspaces = new WorkspaceRecords(path.join(storage, 'workspaces'));
     this.ownKey = ctx.control.store.key;
     this.stoppedRecordings = new StoppedRecordings(ctx.recordings.root);
     this.recordWorkspace();
@@ -193,7 +184,7 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
   /** Re-reads the markers (files only) and hands the running screens to the scheduler. */
   private refresh(): void {
     try {
-      this.screens = listScreens({ markers: this.markers, markersDir: this.markersDir, leasesDir: this.ctx.control.store.dir, workspaces: this.workspaces });
+      this.screens = listScreens({ markers: this.ctx.markers, leasesDir: this.ctx.control.store.dir, workspaces: this.ctx.workspaces });
     } catch (err) {
       this.ctx.log.warn(`Screens: could not list the screens: ${String(err)}`);
     }
@@ -373,7 +364,7 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
       return;
     }
     try {
-      this.workspaces.write(this.ownKey, { name: vscode.workspace.name, uri: uri.toString() });
+      this.ctx.workspaces.write(this.ownKey, { name: vscode.workspace.name, uri: uri.toString() });
     } catch (err) {
       this.ctx.log.warn(`Screens: could not record this workspace's name: ${String(err)}`);
     }

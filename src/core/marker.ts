@@ -29,7 +29,7 @@ export interface Marker {
 export type MarkerRead = { readonly marker: Marker } | { readonly marker: undefined; readonly problem?: string };
 
 export class MarkerStore {
-  constructor(private readonly dir: string) {}
+  constructor(readonly dir: string) {}
 
   path(workspaceKey: string): string {
     return join(this.dir, `${workspaceKey}.json`);

@@ -127,17 +127,40 @@ export function cutTextDirection(message: Uint8Array): ClipboardDirection | 'cap
   if (readU32(message, 4) < 0x80000000) {
     return 'toScreen'; // legacy: the client's Latin-1 text
   }
-  const actions = readU32(message, 8) & 0xff000000;
+  switch (clipboardAction(readU32(message, 8))) {
+    case 'caps':
+      return 'caps';
+    case 'notify':
+    case 'provide':
+      return 'toScreen';
+    case 'request':
+    case 'peek':
+      return 'fromScreen';
+    default:
+      return undefined;
+  }
+}
+
+export type ClipboardAction = 'caps' | 'request' | 'peek' | 'notify' | 'provide';
+
+/**
+ * The action of an extended clipboard message from its flags word (either side sends the same
+ * five): `caps` whatever else is set, else the one action, undefined for none or more than one.
+ */
+export function clipboardAction(flags: number): ClipboardAction | undefined {
+  const actions = (flags & 0xff000000) >>> 0;
   if (actions & EXTENDED_CLIPBOARD.caps) {
     return 'caps';
   }
   switch (actions) {
-    case EXTENDED_CLIPBOARD.notify:
-    case EXTENDED_CLIPBOARD.provide:
-      return 'toScreen';
     case EXTENDED_CLIPBOARD.request:
+      return 'request';
     case EXTENDED_CLIPBOARD.peek:
-      return 'fromScreen';
+      return 'peek';
+    case EXTENDED_CLIPBOARD.notify:
+      return 'notify';
+    case EXTENDED_CLIPBOARD.provide:
+      return 'provide';
     default:
       return undefined;
   }

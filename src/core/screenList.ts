@@ -64,7 +64,6 @@ export class WorkspaceRecords {
 export interface ScreenListSources {
   readonly markers: MarkerStore;
   /** The directory MarkerStore writes to. */
-  readonly markersDir: string;
   /** The directory of the control leases (and the viewer records next to them). */
   readonly leasesDir: string;
   readonly workspaces: WorkspaceRecords;
@@ -77,7 +76,7 @@ export interface ScreenListSources {
 export function listScreens(sources: ScreenListSources): ListedScreen[] {
   let names: string[];
   try {
-    names = fs.readdirSync(sources.markersDir);
+    names = fs.readdirSync(sources.markers.dir);
   } catch {
     return []; // no screen ever started
   }

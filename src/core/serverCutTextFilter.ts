@@ -22,7 +22,7 @@ import {
   type PixelFormat,
   type StreamParser,
 } from './rfbServerStream';
-import { EXTENDED_CLIPBOARD, RfbClientMessage } from './rfbInputGate';
+import { clipboardAction, RfbClientMessage } from './rfbInputGate';
 
 export interface ServerCutTextFilterOptions {
   /** The RFB version the viewer answered with (the gate saw it), once it has. */
@@ -41,16 +41,13 @@ export function serverCutTextPasses(extendedFlags: number | undefined, mayReceiv
   if (extendedFlags === undefined) {
     return mayReceive();
   }
-  const actions = (extendedFlags & 0xff000000) >>> 0;
-  if (actions & EXTENDED_CLIPBOARD.caps) {
-    return true;
-  }
-  switch (actions) {
-    case EXTENDED_CLIPBOARD.request:
-    case EXTENDED_CLIPBOARD.peek:
+  switch (clipboardAction(extendedFlags)) {
+    case 'caps':
+    case 'request':
+    case 'peek':
       return true;
-    case EXTENDED_CLIPBOARD.notify:
-    case EXTENDED_CLIPBOARD.provide:
+    case 'notify':
+    case 'provide':
       return mayReceive();
     default:
       return false;

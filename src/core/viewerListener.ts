@@ -94,13 +94,13 @@ export function listenForViewers(options: ViewerListenerOptions): Promise<Viewer
       return;
     }
     const viewerId = `${viewerPrefix}-${++serial}`;
-    const clipboard = options.clipboard ?? (() => ({ toScreen: true, fromScreen: true }));
     const filter = new ServerCutTextFilter({
       clientVersion: () => gate.version,
-      mayReceive: () => control.holds(viewerId) && clipboard().fromScreen,
+      // The gate's own clipboard rule (control and policy), which its ClientCutText obeys too.
+      mayReceive: () => gate.allowsClipboard('fromScreen'),
     });
     const gate = new RfbInputGate(() => control.holds(viewerId), {
-      clipboard,
+      clipboard: options.clipboard,
       keepEncoding: framedEncoding,
       observe: (message) => filter.clientMessage(message),
     });

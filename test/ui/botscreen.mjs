@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  REPO_ROOT, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer, waitFor,
+  REPO_ROOT, canvasColorCount, findWebviewFrame, importTs, openWorkbench, runCommand, screenshot, sh, startServer, waitFor,
 } from './harness.mjs';
 
 export { hostProcesses } from './harness.mjs';
@@ -244,4 +244,27 @@ export function startFlood(container) {
       + '"while :; do head -c 3000 /dev/urandom | base64; done"',
   ].join('\n');
   execFileSync('docker', ['exec', '-d', '-u', 'pn', container, 'sh', '-c', script], { stdio: 'ignore' });
+}
+
+/**
+ * The Open Recording panel that just opened, scrubbed to its end as a person would (its start may
+ * be the desktop still coming up): what its canvas drew once that is a `width`×`height` desktop of
+ * at least 10 colours. `what` names the wait; a failure says what the panel showed.
+ */
+export async function replayedEnd(page, width, height, what) {
+  const replay = await findWebviewFrame(page, '#scrub', 30_000);
+  await waitFor(() => replay.evaluate(() => document.body.dataset.loaded === 'true'), 30_000, 250, 'the recording to load');
+  await replay.evaluate(() => {
+    const scrub = document.getElementById('scrub');
+    scrub.value = scrub.max;
+    scrub.dispatchEvent(new Event('input'));
+  });
+  return waitFor(async () => {
+    const c = await canvasColorCount(replay, { selector: '#output' });
+    return c.width === width && c.height === height && c.colors >= 10 ? c : undefined;
+  }, 30_000, 250, what).catch(async (err) => {
+    await screenshot(page, 'ui-replay-panel-failed');
+    const state = await replay.evaluate(() => ({ ...document.getElementById('output').dataset, canvases: [...document.querySelectorAll('canvas')].map((c) => `${c.id} ${c.width}x${c.height}`), status: document.getElementById('status').textContent }));
+    throw new Error(`${err.message}: ${JSON.stringify(state)}`);
+  });
 }

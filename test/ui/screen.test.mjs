@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { canvasColorCount, findWebviewFrame, runCommand, screenshot, sh, waitFor } from './harness.mjs';
+import { canvasColorCount, runCommand, screenshot, sh, waitFor } from './harness.mjs';
 import {
-  TITLES, containersOf, hostProcesses, indicator, l10nText, screenFrame, withWindow, workspaceKey,
+  TITLES, containersOf, hostProcesses, indicator, l10nText, replayedEnd, screenFrame, withWindow, workspaceKey,
 } from './botscreen.mjs';
 
 const WIDTH = 1280;
@@ -55,22 +55,7 @@ async function checkRecorder(server, page) {
   const { widget } = await pickerOf(page);
   const row = widget.locator('.quick-input-list .monaco-list-row', { hasText: l10nText("This workspace's screen") }).first();
   await row.click();
-  const replay = await findWebviewFrame(page, '#scrub', 30_000);
-  await waitFor(() => replay.evaluate(() => document.body.dataset.loaded === 'true'), 30_000, 250, 'the recording to load');
-  // Its start may be the desktop still coming up: scrub to the end, as a person would.
-  await replay.evaluate(() => {
-    const scrub = document.getElementById('scrub');
-    scrub.value = scrub.max;
-    scrub.dispatchEvent(new Event('input'));
-  });
-  const drawn = await waitFor(async () => {
-    const c = await canvasColorCount(replay, { selector: '#output' });
-    return c.width === WIDTH && c.height === HEIGHT && c.colors >= 10 ? c : undefined;
-  }, 30_000, 250, 'the replay to draw the desktop').catch(async (err) => {
-    await screenshot(page, 'ui-replay-panel-failed');
-    const state = await replay.evaluate(() => ({ ...document.getElementById('output').dataset, canvases: [...document.querySelectorAll('canvas')].map((c) => `${c.id} ${c.width}x${c.height}`), status: document.getElementById('status').textContent }));
-    throw new Error(`${err.message}: ${JSON.stringify(state)}`);
-  });
+  const drawn = await replayedEnd(page, WIDTH, HEIGHT, 'the replay to draw the desktop');
   console.log(`# replay panel drew a ${drawn.width}x${drawn.height} desktop (${drawn.colors} colours)`);
   await screenshot(page, 'ui-replay-panel');
 }

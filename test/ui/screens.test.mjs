@@ -10,13 +10,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { canvasColorCount, findWebviewFrame, openWorkbench, screenshot, sleep, waitFor } from './harness.mjs';
+import { openWorkbench, screenshot, sleep, waitFor } from './harness.mjs';
 import {
   extensionLog,
   indicator,
   l10nText,
   PANEL_TITLE,
   removeContainersOf,
+  replayedEnd,
   screenFrame,
   screenStats,
   startScreenPatiently,
@@ -130,17 +131,7 @@ async function checkStoppedRecording(server, page, pageB, folderB) {
 
   // A click replays it: the panel draws the desktop the screen showed.
   await recording.click();
-  const replay = await findWebviewFrame(page, '#scrub', 30_000);
-  await waitFor(() => replay.evaluate(() => document.body.dataset.loaded === 'true'), 30_000, 250, 'the recording to load');
-  await replay.evaluate(() => {
-    const scrub = document.getElementById('scrub');
-    scrub.value = scrub.max;
-    scrub.dispatchEvent(new Event('input'));
-  });
-  const drawn = await waitFor(async () => {
-    const c = await canvasColorCount(replay, { selector: '#output' });
-    return c.width === 1280 && c.height === 800 && c.colors >= 10 ? c : undefined;
-  }, 30_000, 250, 'the replay of window B\'s screen to draw the desktop');
+  const drawn = await replayedEnd(page, 1280, 800, 'the replay of window B\'s screen to draw the desktop');
   console.log(`# replay of the stopped screen drew ${drawn.width}x${drawn.height}, ${drawn.colors} colours`);
   await screenshot(page, 'ui-screens-recording-replay');
 

@@ -35,7 +35,7 @@ test('lists every usable marker, oldest first, with its holder, viewers and work
   const leasesDir = path.join(root, 'leases');
   const markers = new MarkerStore(markersDir);
   const workspaces = new WorkspaceRecords(path.join(root, 'workspaces'));
-  const sources = { markers, markersDir, leasesDir, workspaces };
+  const sources = { markers, leasesDir, workspaces };
   assert.deepEqual(listScreens(sources), [], 'no directory yet: no screen');
 
   markers.write(marker('0123456789ab', '2026-01-01T10:00:00.000Z'));
