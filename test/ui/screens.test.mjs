@@ -136,10 +136,20 @@ async function checkStoppedRecording(server, page, pageB, folderB) {
   await screenshot(page, 'ui-screens-recording-replay');
 
   // Delete, inline: a confirmation naming what goes, then its files are gone.
-  await recording.hover();
-  await recording.locator('.action-label.codicon-trash').first().click();
+  // The tree re-renders its rows when thumbnails refresh; a click that lands while the row is
+  // replaced reaches no action, so hover and click again until the confirmation shows.
   const dialog = page.locator('.monaco-dialog-box');
-  await dialog.waitFor({ timeout: 10_000 });
+  for (let attempt = 1; ; attempt++) {
+    await recording.hover();
+    await recording.locator('.action-label.codicon-trash').first().click();
+    try {
+      await dialog.waitFor({ timeout: 5_000 });
+      break;
+    } catch (err) {
+      if (attempt === 3) throw err;
+      console.log(`# the inline Delete reached no action (attempt ${attempt}); again`);
+    }
+  }
   const question = await dialog.textContent();
   assert.match(question, /workspace-b/, `the confirmation names the recording: ${question}`);
   assert.match(question, new RegExp(`${recordedFiles(dirB).length} `), `and how many files go: ${question}`);
