@@ -696,6 +696,9 @@ async function emptyWebviewBoot(page) {
 // containers and four screens, each with its panel open, all flooding together; per-screen frames
 // and CPU against one screen flooding alone in the same run.
 
+/** Wider than the side bar's Screen view can be at the windows' 1400 px: the editor panel. */
+const PANEL_MIN_WIDTH = 700;
+
 async function fourScreens(results) {
   const server = await startServer({ vsixPath: VSIX, userSettings: { 'botScreen.statusBar.visible': 'always' } });
   const workspaces = [server.workspace];
@@ -723,7 +726,12 @@ async function fourScreens(results) {
       const { t, failed } = await startCold(page, `screen ${i}`);
       if (failed) r.failed.push(`screen ${i}'s first Start: ${failed}`);
       const viewer = new ViewerA(page);
-      viewer.frame = await viewer.panelFrame(t, new Set());
+      // Start returns when any viewer drew; the side bar's Screen view may draw before the panel,
+      // and it stops drawing once the side bar closes: wait for the panel's (editor-wide) frame.
+      viewer.frame = await waitFor(async () => {
+        const frame = await viewer.panelFrame(t, new Set()).catch(() => undefined);
+        return frame && (await frame.evaluate(() => window.innerWidth).catch(() => 0)) >= PANEL_MIN_WIDTH ? frame : undefined;
+      }, 120_000, 250, `screen ${i}'s panel to draw`);
       await viewer.closeSideBar();
       const [id] = containersOf(ws);
       if (!id) throw new Error(`Start Screen made no container for window ${i}`);
