@@ -219,6 +219,8 @@ test('rfb client: a server without security type None, or an unknown message, fa
 /**
  * One relay: a tiny RFB server on PassThrough pipes that answers each update request with
  * `bytesPerUpdate` of ZRLE, sends clipboard text once, and records every client message type.
+ * While its screen is `still` (shared by every relay of a test), an incremental request waits
+ * for a change, as Xvnc's does.
  */
 class FakeRelay {
   readonly stdin = new PassThrough();
@@ -231,10 +233,22 @@ class FakeRelay {
   readonly pid = 1;
   private buffered = Buffer.alloc(0);
   private stage = 0;
+  private waiting = false;
 
-  constructor(private readonly bytesPerUpdate: number) {
+  constructor(
+    private readonly bytesPerUpdate: number,
+    private readonly screen: { still: boolean } = { still: false },
+  ) {
     this.stdin.on('data', (chunk: Buffer) => this.client(chunk));
     this.stdout.write(Buffer.from('RFB 003.008\n'));
+  }
+
+  /** The screen changed: a waiting incremental request is answered. */
+  change(): void {
+    if (this.waiting && !this.killed) {
+      this.waiting = false;
+      this.answer();
+    }
   }
 
   kill(): void {
@@ -262,16 +276,24 @@ class FakeRelay {
         this.clientTypes.push(message[0]);
         if (message[0] === 3 && !this.killed) {
           this.requests.push(message[1] === 1);
-          const zrle = Buffer.alloc(4 + this.bytesPerUpdate, 1);
-          zrle.writeUInt32BE(this.bytesPerUpdate, 0);
-          if (this.requests.length === 2) {
-            this.stdout.write(cutText('my password'));
+          if (message[1] === 1 && this.screen.still) {
+            this.waiting = true;
+          } else {
+            this.answer();
           }
-          this.stdout.write(update(rect(0, 0, 64, 48, 16, zrle)));
         }
       }
       this.stage = Math.min(3, this.stage + 1);
     }
+  }
+
+  private answer(): void {
+    const zrle = Buffer.alloc(4 + this.bytesPerUpdate, 1);
+    zrle.writeUInt32BE(this.bytesPerUpdate, 0);
+    if (this.requests.length === 2) {
+      this.stdout.write(cutText('my password'));
+    }
+    this.stdout.write(update(rect(0, 0, 64, 48, 16, zrle)));
   }
 
   private messageLength(): number | undefined {
@@ -345,6 +367,50 @@ test('recorder: segments rotate with a keyframe each, clipboard text is left out
     events += timeline.events.length;
   }
   assert.equal(events, 1, 'the event is in exactly one segment');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('recorder: a still screen keeps its segment and its one connection; the first change after the interval rotates', async () => {
+  const dir = tempDir();
+  const relays: FakeRelay[] = [];
+  const screen = { still: true };
+  const recorder = new Recorder({
+    dir,
+    screenId: 'still',
+    maxBytes: 64 * 1024 * 1024,
+    segmentMs: 100,
+    minUpdateIntervalMs: 10,
+    log: silent,
+    openRelay: () => {
+      const relay = new FakeRelay(1000, screen);
+      relays.push(relay);
+      return relay as unknown as StreamProcess;
+    },
+  });
+  recorder.start();
+  // Five keyframe intervals of a still screen.
+  await sleep(500);
+  assert.equal(relays.length, 1, 'no new connection while nothing changes');
+  assert.equal(listSegments(dir).length, 1, 'one segment');
+  assert.deepEqual(relays[0].requests, [false, true], 'the keyframe, then one incremental request waiting for a change');
+  recorder.event({ kind: 'action', what: 'wait', label: 'wait 1 s' });
+  // A change: the segment is old enough, so the next one starts with its keyframe.
+  relays[0].change();
+  await sleep(50);
+  assert.equal(relays.length, 2, 'the change started a new segment');
+  assert.ok(relays[0].killed, 'the old connection ended once the new keyframe was on disk');
+  // Still again: the new segment stays, whatever the interval.
+  await sleep(400);
+  assert.equal(relays.length, 2, 'still again: no new connection');
+  recorder.dispose();
+  await sleep(30);
+  const segments = listSegments(dir);
+  assert.equal(segments.length, 2);
+  const first = timelineOf(readRecording(fs.readFileSync(segments[0].path)).records);
+  // Seeking anywhere in the long still segment decodes from its keyframe at its start.
+  assert.ok(first.segments[0].keyframe! < 50, `keyframe at ${first.segments[0].keyframe} ms`);
+  assert.equal(first.events.length, 1, 'the event recorded into the still segment');
+  assert.ok(first.events[0].t >= 450, `at its time (${first.events[0].t} ms)`);
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
