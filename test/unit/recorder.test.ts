@@ -5,13 +5,15 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { listSegments, Recorder } from '../../src/core/recorder';
-import { deleteRecording, exportRecording, isScreenId, listRecordings, recordingOf } from '../../src/core/recorderStore';
+import { deleteRecording, exportRecording, isScreenId, listRecordings, RecordingFollower, recordingOf } from '../../src/core/recorderStore';
 import { RfbStreamFeeder, setEncodings, setPixelFormat } from '../../src/core/recorderRfb';
 import {
   concatRecordings,
   encodeHeader,
   encodeRecord,
+  extendTimeline,
   readRecording,
+  RecordingTail,
   RecordingFormatError,
   RecordType,
   segmentAt,
@@ -108,6 +110,41 @@ test('format: the timeline splits segments, and seeking picks the last segment d
   assert.equal(segmentAt(timeline, 30_199), 0);
   assert.equal(segmentAt(timeline, 30_200), 1);
   assert.throws(() => concatRecordings([]), /nothing recorded/);
+});
+
+test('format: a file read as it grows gives each record once, however its bytes are cut, and the timeline grows with it', () => {
+  const empty = new Uint8Array(0);
+  const whole = concat([
+    encodeHeader(header),
+    encodeRecord(RecordType.SegmentStart, 0, empty),
+    encodeRecord(RecordType.Rfb, 10, Uint8Array.of(1, 2, 3)),
+    encodeRecord(RecordType.Keyframe, 20, empty),
+    encodeRecord(RecordType.Rfb, 400, Uint8Array.of(4)),
+    encodeRecord(RecordType.Event, 900, new TextEncoder().encode('{"kind":"action","what":"click","label":"click"}')),
+    encodeRecord(RecordType.Rfb, 1500, Uint8Array.of(5, 6)),
+  ]);
+  for (const cuts of [[5], [12, 13], [40, 41, 42, 60], [whole.length - 1], Array.from({ length: whole.length - 1 }, (_, i) => i + 1)]) {
+    const tail = new RecordingTail();
+    const timeline = timelineOf([]);
+    let into: number | undefined;
+    let from = 0;
+    const seen: number[] = [];
+    for (const at of [...cuts, whole.length]) {
+      const records = tail.push(whole.slice(from, at));
+      from = at;
+      seen.push(...records.map((r) => r.t));
+      // Shifted as a file that started 2 s after the recording's clock.
+      into = extendTimeline(timeline, records, 2000, into);
+    }
+    assert.deepEqual(seen, [0, 10, 20, 400, 900, 1500], `cut at ${cuts.slice(0, 5).join(',')}…`);
+    assert.equal(tail.header?.startedAt, header.startedAt);
+    assert.equal(timeline.segments.length, 1);
+    assert.deepEqual(timeline.segments[0].rfb.map((r) => r.t), [2010, 2400, 3500]);
+    assert.equal(timeline.segments[0].keyframe, 2020);
+    assert.deepEqual(timeline.events.map((e) => e.t), [2900]);
+    assert.equal(timeline.duration, 3500);
+  }
+  assert.throws(() => new RecordingTail().push(new TextEncoder().encode('NOTAREC!xxxx')), RecordingFormatError);
 });
 
 // --- the RFB client ---
@@ -554,6 +591,38 @@ test('webm: the duration is written into Segment Info, with an unknown or a know
 });
 
 // --- the store: list, export, delete ---
+
+test('store: a follower reads only what segment files gained since, new files whole, and names the dropped ones', () => {
+  const dir = tempDir();
+  const a = path.join(dir, 'seg-1000-000000.bsrec');
+  const b = path.join(dir, 'seg-2000-000001.bsrec');
+  const c = path.join(dir, 'seg-3000-000002.bsrec');
+  fs.writeFileSync(a, Buffer.from('aaaa'));
+  fs.writeFileSync(b, Buffer.from('bbbbbb'));
+  // The replay read all of a, and b as it was at 4 bytes.
+  const follower = new RecordingFollower(dir, [
+    { name: path.basename(a), bytes: 4 },
+    { name: path.basename(b), bytes: 4 },
+  ]);
+  const first = follower.poll();
+  assert.deepEqual(first.appended.map(({ name, bytes }) => [name, Buffer.from(bytes).toString()]), [[path.basename(b), 'bb']]);
+  assert.deepEqual(first.dropped, []);
+  assert.deepEqual(follower.poll().appended, [], 'nothing new: nothing read');
+  fs.appendFileSync(b, 'BB');
+  fs.writeFileSync(c, Buffer.from('cc'));
+  fs.rmSync(a);
+  const second = follower.poll();
+  assert.deepEqual(
+    second.appended.map(({ name, bytes }) => [name, Buffer.from(bytes).toString()]),
+    [
+      [path.basename(b), 'BB'],
+      [path.basename(c), 'cc'],
+    ],
+  );
+  assert.deepEqual(second.dropped, [path.basename(a)]);
+  assert.deepEqual(follower.poll(), { appended: [], dropped: [] });
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 test('store: recordings are listed per screen, exported as one readable file, and deleted; a path is no screen id', async () => {
   const root = tempDir();
