@@ -215,6 +215,8 @@ interface Window {
   /** This process's CPU ms per MB the viewer got. */
   readonly cpuPerMb: number;
   readonly byKind: Map<ProcKind, number>;
+  /** Segments (relay execs) the recorder started, its first included. */
+  readonly segments: number;
 }
 
 /** One window of the flood, with the watched recorder or without, the viewer running through all of them. */
@@ -237,7 +239,8 @@ async function overheadWindow(controller: ScreenController, watcher: ReturnType<
   const mb = (watcher.bytes() - bytes0) / 1024 / 1024;
   recorder?.dispose();
   const cpuMs = (cpu.user + cpu.system) / 1000;
-  return { on, fps: ((watcher.frames() - frames0) * 1000) / ms, mbps: (mb * 1000) / ms, cpu: (100 * cpuMs) / ms, cpuPerMb: cpuMs / Math.max(mb, 1e-9), byKind };
+  const segments = on ? listSegments(dir).length : 0;
+  return { on, fps: ((watcher.frames() - frames0) * 1000) / ms, mbps: (mb * 1000) / ms, cpu: (100 * cpuMs) / ms, cpuPerMb: cpuMs / Math.max(mb, 1e-9), byKind, segments };
 }
 
 /** Median, and the middle half's ends (the quartiles), of some numbers. */
@@ -281,11 +284,11 @@ async function overheadRun(controller: ScreenController, run: DesktopRun, contai
   console.log(`
 Recorder overhead on the terminal flood: ${windows.length} windows of ${OVERHEAD_MS / 1000} s in ABBA order (off, watched, watched, off…), one viewer stand-in throughout, 1280x800
 `);
-  console.log('| window | recorder | viewer frames/s | viewer MB/s | this process CPU | CPU ms per viewer MB | Xvnc CPU | docker exec clients CPU |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('| window | recorder | viewer frames/s | viewer MB/s | this process CPU | CPU ms per viewer MB | Xvnc CPU | docker exec clients CPU | recorder segments |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   windows.forEach((w, i) =>
     console.log(
-      `| ${i + 1} | ${w.on ? 'watched' : 'off'} | ${fmt(w.fps, 1)} | ${fmt(w.mbps)} | ${fmt(w.cpu, 1)} % | ${fmt(w.cpuPerMb, 0)} | ${fmt(w.byKind.get('Xvnc') ?? 0, 1)} % | ${fmt(w.byKind.get('docker exec clients') ?? 0, 1)} % |`,
+      `| ${i + 1} | ${w.on ? 'watched' : 'off'} | ${fmt(w.fps, 1)} | ${fmt(w.mbps)} | ${fmt(w.cpu, 1)} % | ${fmt(w.cpuPerMb, 0)} | ${fmt(w.byKind.get('Xvnc') ?? 0, 1)} % | ${fmt(w.byKind.get('docker exec clients') ?? 0, 1)} % | ${w.on ? w.segments : '–'} |`,
     ),
   );
   const row = (label: string, ratios: number[]) => {
