@@ -124,6 +124,11 @@ export class Recordings extends Disposable {
   }
 
   /** What a person calls a screen's recording: this workspace's, or the workspace whose window recorded it. */
+  /** Whether a recorder may be writing the screen's recording now: this window's, or another window's screen still runs. */
+  mayBeWriting(screenId: string): boolean {
+    return screenId === this.screenId ? this.state === 'recording' : screenRuns(this.markers, screenId);
+  }
+
   nameOf(screenId: string): string {
     if (screenId === this.screenId) {
       return vscode.l10n.t('This workspace\'s screen');

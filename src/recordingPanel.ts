@@ -1,16 +1,26 @@
 // The Open Recording editor panel: the replay webview (webview/replay.ts) of one screen's
-// recording or of an exported recording file, and where its exports are saved.
+// recording or of an exported recording file, and where its exports are saved. A screen's
+// recording still being written is followed while the panel is visible: what its files gain is
+// sent to the replay, which grows its timeline.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
-import { exportRecording, type RecordingSummary } from './core/recorderStore';
+import { exportRecording, recordingOf, RecordingFollower, type RecordingSummary } from './core/recorderStore';
 import type { ReplayHostMessage, ReplayWebviewMessage } from './replayProtocol';
 import { webviewPage } from './webviewHtml';
 
-/** What a panel replays: a screen's ring buffer (its segment files), or one exported file. */
-export type ReplaySource = { readonly kind: 'screen'; readonly summary: RecordingSummary } | { readonly kind: 'file'; readonly file: string };
+/**
+ * What a panel replays: a screen's ring buffer (its segment files; `live` while a recorder may
+ * still write it), or one exported file.
+ */
+export type ReplaySource =
+  | { readonly kind: 'screen'; readonly summary: RecordingSummary; readonly live?: boolean }
+  | { readonly kind: 'file'; readonly file: string };
+
+/** How often a live recording's files are looked at while its panel is visible. */
+const FOLLOW_MS = 1_000;
 
 /** The open panels, newest last: tests and commands reach them. */
 const panels = new Set<RecordingPanel>();
@@ -20,6 +30,7 @@ export class RecordingPanel {
   private readonly videoWaiters: ((file: string | undefined) => void)[] = [];
   /** A target chosen before the export (the command's argument): no save dialog then. */
   private videoTarget: vscode.Uri | undefined;
+  private followTimer: NodeJS.Timeout | undefined;
 
   static latest(): RecordingPanel | undefined {
     return [...panels].pop();
@@ -45,6 +56,7 @@ export class RecordingPanel {
     panels.add(this);
     this.panel.onDidDispose(() => {
       panels.delete(this);
+      clearInterval(this.followTimer);
       this.videoWaiters.splice(0).forEach((resolve) => resolve(undefined));
     });
     const webview = this.panel.webview;
@@ -53,7 +65,8 @@ export class RecordingPanel {
       if (message.type === 'ready') {
         void this.post({
           type: 'load',
-          urls: files.map((file) => webview.asWebviewUri(vscode.Uri.file(file)).toString()),
+          files: files.map((file) => ({ name: path.basename(file), url: webview.asWebviewUri(vscode.Uri.file(file)).toString() })),
+          live: source.kind === 'screen' && source.live === true,
           strings: {
             play: vscode.l10n.t('Play'),
             pause: vscode.l10n.t('Pause'),
@@ -61,12 +74,30 @@ export class RecordingPanel {
             exporting: vscode.l10n.t('Recording the video while it plays…'),
           },
         });
+      } else if (message.type === 'loaded' && source.kind === 'screen' && !this.followTimer) {
+        this.follow(new RecordingFollower(source.summary.dir, message.files));
       } else if (message.type === 'exportRaw') {
         void this.exportRaw();
       } else if (message.type === 'video') {
         void this.saveVideo(message.data, message.durationMs);
       }
     });
+  }
+
+  /** Sends the replay what the recording gained, every FOLLOW_MS while the panel is visible (hidden, it catches up when shown). */
+  private follow(follower: RecordingFollower): void {
+    this.followTimer = setInterval(() => {
+      if (!this.panel.visible) {
+        return;
+      }
+      const { appended, dropped } = follower.poll();
+      for (const { name, bytes } of appended) {
+        void this.post({ type: 'append', name, bytes });
+      }
+      if (dropped.length > 0) {
+        void this.post({ type: 'dropped', names: dropped });
+      }
+    }, FOLLOW_MS);
   }
 
   seek(t: number): Thenable<boolean> {
@@ -124,6 +155,7 @@ export class RecordingPanel {
   <label>${vscode.l10n.t('Speed')} <select id="speed"><option value="1">1×</option><option value="2">2×</option><option value="8">8×</option></select></label>
   <button id="next-action">${vscode.l10n.t('Next action')}</button>
   <span class="clock" id="clock">0:00 / 0:00</span>
+  <button id="live" hidden>${vscode.l10n.t('Live')}</button>
   <button id="export-video">${vscode.l10n.t('Export Video…')}</button>
   <button id="export-raw">${vscode.l10n.t('Export Recording…')}</button>
   <span class="status" id="status" role="status"></span>
@@ -153,7 +185,9 @@ export async function exportRaw(source: ReplaySource, log: Logger, target?: vsco
   }
   try {
     if (source.kind === 'screen') {
-      exportRecording(source.summary, chosen.fsPath);
+      // A live recording is exported as it is now, not as it was when its panel opened.
+      const now = source.live ? recordingOf(path.dirname(source.summary.dir), source.summary.screenId) : undefined;
+      exportRecording(now ?? source.summary, chosen.fsPath);
     } else {
       fs.copyFileSync(source.file, chosen.fsPath);
     }

@@ -1,10 +1,12 @@
 // The Open Recording panel's script: plays a flight recording (docs/recording-format.md) with
 // noVNC's own decoders, fed from the recorded server bytes through a WebSocket-shaped channel
 // (./channel.ts) instead of a relay; play/pause, speed, a scrubbable timeline marked with agent
-// actions and control changes, "next action", and export to WebM from the picture it draws.
+// actions and control changes, "next action", and export to WebM from the picture it draws. A
+// recording still being written grows as the host sends what was appended (RecordingFollower):
+// "Live" jumps to its end, and playing at the end keeps following it.
 import RFB from '@novnc/novnc';
 import type { ReplayHostMessage, ReplayStrings, ReplayWebviewMessage } from '../src/replayProtocol';
-import { mergeRecordings, readRecording, segmentAt, timelineOf, type Timeline } from '../src/core/recordingFormat';
+import { extendTimeline, RecordingTail, segmentAt, type RecordingRecord, type Timeline } from '../src/core/recordingFormat';
 import { createChannel, type ScreenChannel } from './channel';
 import { withWebmDuration } from './webmDuration';
 
@@ -19,6 +21,7 @@ const speedSelect = $<HTMLSelectElement>('speed');
 const nextButton = $<HTMLButtonElement>('next-action');
 const videoButton = $<HTMLButtonElement>('export-video');
 const rawButton = $<HTMLButtonElement>('export-raw');
+const liveButton = $<HTMLButtonElement>('live');
 const scrub = $<HTMLInputElement>('scrub');
 const marks = $('marks');
 const clock = $('clock');
@@ -57,7 +60,9 @@ class Player {
   private lastWall = 0;
   /** Something was fed that the output canvas does not show yet. */
   private dirty = false;
-  /** Called when playing reaches the end. */
+  /** The recording may still grow: playing at its end waits there for more instead of stopping. */
+  follow = false;
+  /** Called when playing reaches the end (and does not follow it). */
   onEnd: () => void = () => undefined;
 
   constructor(readonly timeline: Timeline) {}
@@ -83,7 +88,7 @@ class Player {
   }
 
   play(): void {
-    if (this.t >= this.duration) {
+    if (this.t >= this.duration && !this.follow) {
       this.seek(0);
     }
     this.playing = true;
@@ -104,7 +109,7 @@ class Player {
         this.load(index);
       }
       this.feedTo(this.t);
-      if (this.t >= this.duration) {
+      if (this.t >= this.duration && !(this.follow && !exporting)) {
         this.playing = false;
         this.onEnd();
       }
@@ -209,31 +214,120 @@ function markTimeline(timeline: Timeline): void {
   }
 }
 
-async function load(urls: readonly string[]): Promise<void> {
-  const files = [];
-  for (const url of urls) {
+/** A segment file as read so far: its reader, where its times start, and its segment on the timeline. */
+interface LoadedFile {
+  readonly tail: RecordingTail;
+  shift: number;
+  segment: number | undefined;
+}
+
+const loaded = new Map<string, LoadedFile>();
+let timeline: Timeline | undefined;
+/** When the recording's clock starts (ms since the epoch): its oldest file's start at opening. */
+let base: number | undefined;
+
+/** Reads a file's next bytes; the records they complete, or undefined for a file that is no recording. */
+function read(name: string, bytes: Uint8Array): RecordingRecord[] | undefined {
+  let file = loaded.get(name);
+  if (!file) {
+    file = { tail: new RecordingTail(), shift: 0, segment: undefined };
+    loaded.set(name, file);
+  }
+  try {
+    return file.tail.push(bytes);
+  } catch {
+    loaded.delete(name);
+    return undefined;
+  }
+}
+
+/** Puts a file's new records on the timeline (the first file read sets the clock). */
+function place(name: string, records: readonly RecordingRecord[]): void {
+  const file = loaded.get(name);
+  const header = file?.tail.header;
+  if (!file || !header || records.length === 0) {
+    return;
+  }
+  base ??= header.startedAt;
+  timeline ??= { segments: [], events: [], duration: 0 };
+  file.shift = header.startedAt - base;
+  file.segment = extendTimeline(timeline, records, file.shift, file.segment);
+}
+
+/** Shows the timeline (its length, marks) after it was made or grew. */
+function showTimeline(): void {
+  if (!timeline) {
+    return;
+  }
+  if (!player) {
+    if (!timeline.segments.some((segment) => segment.keyframe !== undefined)) {
+      return;
+    }
+    player = new Player(timeline);
+    player.onEnd = () => exporting?.stop();
+    player.follow = following;
+    player.seek(0);
+    status.textContent = '';
+    document.body.dataset.loaded = 'true';
+  }
+  scrub.max = String(timeline.duration);
+  markTimeline(timeline);
+  document.body.dataset.duration = String(timeline.duration);
+  document.body.dataset.events = String(timeline.events.length);
+}
+
+let following = false;
+
+async function load(files: readonly { readonly name: string; readonly url: string }[], live: boolean): Promise<void> {
+  following = live;
+  liveButton.hidden = !live;
+  const got: { name: string; records: RecordingRecord[]; bytes: number }[] = [];
+  for (const { name, url } of files) {
     try {
       const response = await fetch(url);
       if (response.ok) {
-        files.push(readRecording(new Uint8Array(await response.arrayBuffer())));
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const records = read(name, bytes);
+        if (records) {
+          got.push({ name, records, bytes: bytes.length });
+        }
       }
     } catch {
       // a segment the ring dropped since the list was made
     }
   }
-  if (files.length === 0) {
+  // The clock starts at the oldest file's start, whatever order the files came in.
+  const starts = [...loaded.values()].flatMap((file) => (file.tail.header ? [file.tail.header.startedAt] : []));
+  base = starts.length > 0 ? Math.min(...starts) : undefined;
+  got.forEach(({ name, records }) => place(name, records));
+  showTimeline();
+  if (!player) {
     status.textContent = strings?.empty ?? '';
-    return;
   }
-  const timeline = timelineOf(mergeRecordings(files).records);
-  player = new Player(timeline);
-  player.onEnd = () => exporting?.stop();
-  scrub.max = String(timeline.duration);
-  markTimeline(timeline);
-  player.seek(0);
-  document.body.dataset.loaded = 'true';
-  document.body.dataset.duration = String(timeline.duration);
-  document.body.dataset.events = String(timeline.events.length);
+  if (live) {
+    post({ type: 'loaded', files: got.map(({ name, bytes }) => ({ name, bytes })) });
+  }
+}
+
+/** What a live recording gained: the timeline grows; a player at the end goes on from there. */
+function append(name: string, bytes: Uint8Array): void {
+  const records = read(name, bytes);
+  if (records) {
+    place(name, records);
+    showTimeline();
+  }
+}
+
+/** Files the ring dropped: their records are let go, and seeking skips their time. */
+function dropped(names: readonly string[]): void {
+  for (const name of names) {
+    const segment = loaded.get(name)?.segment;
+    loaded.delete(name);
+    if (timeline && segment !== undefined) {
+      timeline.segments[segment].rfb.length = 0;
+      timeline.segments[segment].keyframe = undefined;
+    }
+  }
 }
 
 /** Records the picture as it plays from the current position to the end, at the chosen speed. */
@@ -287,13 +381,23 @@ nextButton.addEventListener('click', () => {
   }
 });
 videoButton.addEventListener('click', exportVideo);
+liveButton.addEventListener('click', () => {
+  if (player) {
+    player.seek(player.duration);
+    player.play();
+  }
+});
 rawButton.addEventListener('click', () => post({ type: 'exportRaw' }));
 
 window.addEventListener('message', (event: MessageEvent<ReplayHostMessage>) => {
   const message = event.data;
   if (message.type === 'load') {
     strings = message.strings;
-    void load(message.urls);
+    void load(message.files, message.live);
+  } else if (message.type === 'append') {
+    append(message.name, message.bytes);
+  } else if (message.type === 'dropped') {
+    dropped(message.names);
   } else if (message.type === 'seek') {
     player?.seek(message.t);
   } else if (message.type === 'exportVideo') {

@@ -57,7 +57,13 @@ async function pickRecording(ctx: Ctx, arg: unknown, title: string): Promise<Rec
 
 export function recordingCommands(ctx: Ctx): Command[] {
   const open = (picked: RecordingSummary | vscode.Uri) =>
-    new RecordingPanel(ctx.extension.extensionUri, picked instanceof vscode.Uri ? { kind: 'file', file: picked.fsPath } : { kind: 'screen', summary: picked }, ctx.log);
+    new RecordingPanel(
+      ctx.extension.extensionUri,
+      picked instanceof vscode.Uri
+        ? { kind: 'file', file: picked.fsPath }
+        : { kind: 'screen', summary: picked, live: ctx.recordings.mayBeWriting(picked.screenId) },
+      ctx.log,
+    );
   return [
     {
       id: 'botScreen.openRecording',

@@ -1,7 +1,8 @@
 // The flight recorder of one running screen: its own view-only RFB connection (./recorderRfb.ts)
 // through one more relay exec, the server's bytes appended as they arrive to segment files on
-// disk (./recordingFormat.ts), a new connection (segment) at least every 30 s so replay can start
-// anywhere, and a ring buffer that drops the oldest segments to stay under its bound.
+// disk (./recordingFormat.ts), a new connection (segment) at most every 30 s once the screen changed
+// so replay can start anywhere near, and a ring buffer that drops the oldest segments to stay under
+// its bound.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentAction } from './actions/catalog';
@@ -21,7 +22,10 @@ export interface RecorderOptions {
   /** The ring buffer's bound in bytes, for every segment file of this screen together. */
   readonly maxBytes: number;
   readonly log: Logger;
-  /** A new segment starts after this long (the keyframe interval). */
+  /**
+   * A new segment starts after this long (the keyframe interval), once the screen changed since
+   * the current one's keyframe: an unchanged screen keeps its segment (and its relay) however long.
+   */
   readonly segmentMs?: number;
   /** The fastest the recorder asks for updates (its own frame rate cap) while nobody watches. */
   readonly minUpdateIntervalMs?: number;
@@ -99,6 +103,8 @@ class Segment {
   readonly path: string;
   bytes = 0;
   hasKeyframe = false;
+  /** An update came after the keyframe: the screen changed since. */
+  changed = false;
   private readonly relay: StreamProcess;
   private readonly feeder: RfbStreamFeeder;
   private out: fs.WriteStream | undefined;
@@ -231,6 +237,10 @@ class Segment {
       this.hasKeyframe = true;
       this.write(encodeRecord(RecordType.Keyframe, this.owner.now() - this.startedAt, new Uint8Array(0)));
       this.owner.keyframe(this);
+    } else if (!this.changed) {
+      // Xvnc answers an incremental request only once something changed.
+      this.changed = true;
+      this.owner.changed(this);
     }
     this.scheduleRequest();
   }
@@ -309,6 +319,8 @@ export class Recorder {
   private readonly segmentMaxBytes: number;
   private seq = 0;
   private rotateTimer: NodeJS.Timeout | undefined;
+  /** The current segment is old enough to rotate, and rotates at the screen's first change. */
+  private rotateDue = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private stateNow: RecorderState = 'stopped';
   private readonly segmentMs: number;
@@ -378,6 +390,13 @@ export class Recorder {
     this.enforceBound();
   }
 
+  /** The segment's screen changed for the first time since its keyframe. */
+  changed(segment: Segment): void {
+    if (segment === this.current && this.rotateDue) {
+      this.rotate();
+    }
+  }
+
   keyframe(segment: Segment): void {
     if (segment === this.current && this.previous) {
       this.close(this.previous);
@@ -406,6 +425,7 @@ export class Recorder {
   /** Starts the next segment; the one recording now goes on until the new one has its keyframe. */
   private rotate(): void {
     clearTimeout(this.rotateTimer);
+    this.rotateDue = false;
     if (this.stateNow !== 'recording') {
       return;
     }
@@ -430,6 +450,10 @@ export class Recorder {
       if (this.current === started && !started.hasKeyframe) {
         // A connection that drew no full screen in a whole segment's time is replaced.
         this.segmentFailed(started, 'no full screen update within a segment');
+      } else if (this.current?.hasKeyframe && !this.current.changed) {
+        // Nothing changed since its keyframe: a new connection would record the same picture
+        // again. The segment goes on (seeking into it starts from its keyframe) until a change.
+        this.rotateDue = true;
       } else {
         this.rotate();
       }

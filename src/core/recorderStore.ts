@@ -1,5 +1,6 @@
 // Where recordings live (one directory of segment files per screen under the extension's
-// storage) and what can be done with them there: list, read as one recording, export, delete.
+// storage) and what can be done with them there: list, read as one recording, follow while it is
+// written, export, delete.
 // Free of `vscode`, so the Screens view and the tests list recordings with the same code.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -103,5 +104,74 @@ export function deleteRecording(root: string, screenId: string): void {
     fs.rmdirSync(dir);
   } catch {
     // not empty (a recorder started meanwhile) or already gone
+  }
+}
+
+/** What a followed recording gained since the last look. */
+export interface RecordingGrowth {
+  /** Bytes appended to a segment file (a new file: all of it so far), in file order. */
+  readonly appended: { readonly name: string; readonly bytes: Uint8Array }[];
+  /** Segment files the ring buffer dropped. */
+  readonly dropped: string[];
+}
+
+/**
+ * Follows a screen's recording while it is written, for a replay opened on it: each `poll` reads
+ * only what was appended to each segment file since the last one, and the new files. `known`:
+ * the files (by name) and how many of their bytes the replay has already.
+ */
+export class RecordingFollower {
+  private readonly offsets: Map<string, number>;
+
+  constructor(
+    private readonly dir: string,
+    known: readonly { readonly name: string; readonly bytes: number }[],
+  ) {
+    this.offsets = new Map(known.map((file) => [file.name, file.bytes]));
+  }
+
+  poll(): RecordingGrowth {
+    const appended: { name: string; bytes: Uint8Array }[] = [];
+    const listed = new Set<string>();
+    for (const segment of listSegments(this.dir)) {
+      const name = path.basename(segment.path);
+      listed.add(name);
+      const from = this.offsets.get(name) ?? 0;
+      if (segment.bytes <= from) {
+        continue;
+      }
+      const bytes = readRange(segment.path, from, segment.bytes - from);
+      if (bytes.length > 0) {
+        this.offsets.set(name, from + bytes.length);
+        appended.push({ name, bytes });
+      }
+    }
+    const dropped = [...this.offsets.keys()].filter((name) => !listed.has(name));
+    dropped.forEach((name) => this.offsets.delete(name));
+    return { appended, dropped };
+  }
+}
+
+/** Up to `length` bytes of a file from `offset`; fewer when it is shorter, none when it is gone. */
+function readRange(file: string, offset: number, length: number): Uint8Array {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return new Uint8Array(0);
+  }
+  try {
+    const out = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = fs.readSync(fd, out, got, length - got, offset + got);
+      if (n === 0) {
+        break;
+      }
+      got += n;
+    }
+    return out.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
   }
 }

@@ -102,13 +102,25 @@ export class RecordingFormatError extends Error {}
  * recorder was writing it when the host died) yields the records before the cut.
  */
 export function readRecording(bytes: Uint8Array): { readonly header: RecordingHeader; readonly records: RecordingRecord[]; readonly truncated: boolean } {
-  if (bytes.length < 12 || decoder.decode(bytes.subarray(0, 8)) !== RECORDING_MAGIC) {
+  const opening = readHeader(bytes);
+  if (!opening) {
+    throw new RecordingFormatError(bytes.length < 12 ? 'not a Bot Screen recording' : 'the recording header is cut short');
+  }
+  const { records, end } = readRecords(bytes, opening.end);
+  return { header: opening.header, records, truncated: end !== bytes.length };
+}
+
+/** The header at the start of `bytes`, and where it ends; undefined while it is incomplete. */
+function readHeader(bytes: Uint8Array): { readonly header: RecordingHeader; readonly end: number } | undefined {
+  if (bytes.length >= 8 && decoder.decode(bytes.subarray(0, 8)) !== RECORDING_MAGIC) {
     throw new RecordingFormatError('not a Bot Screen recording');
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = view.getUint32(8);
+  if (bytes.length < 12) {
+    return undefined;
+  }
+  const headerLength = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(8);
   if (12 + headerLength > bytes.length) {
-    throw new RecordingFormatError('the recording header is cut short');
+    return undefined;
   }
   const header = JSON.parse(decoder.decode(bytes.subarray(12, 12 + headerLength))) as RecordingHeader;
   if (header.format !== RECORDING_FORMAT) {
@@ -117,8 +129,13 @@ export function readRecording(bytes: Uint8Array): { readonly header: RecordingHe
   if (header.version !== RECORDING_VERSION) {
     throw new RecordingFormatError(`recording version ${String(header.version)} is not supported (this reader knows ${RECORDING_VERSION})`);
   }
+  return { header, end: 12 + headerLength };
+}
+
+/** The complete records of `bytes` from `offset` on, and where the last one ends. */
+function readRecords(bytes: Uint8Array, offset: number): { readonly records: RecordingRecord[]; readonly end: number } {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const records: RecordingRecord[] = [];
-  let offset = 12 + headerLength;
   while (offset + RECORD_HEADER_BYTES <= bytes.length) {
     const type = view.getUint8(offset) as RecordType;
     const t = view.getUint32(offset + 1);
@@ -130,56 +147,108 @@ export function readRecording(bytes: Uint8Array): { readonly header: RecordingHe
     records.push({ type, t, payload: bytes.subarray(start, start + length) });
     offset = start + length;
   }
-  return { header, records, truncated: offset !== bytes.length };
+  return { records, end: offset };
+}
+
+/**
+ * Reads a recording file as it grows (a segment the recorder is still writing): each `push` gets
+ * the bytes appended since the last one and returns the records they complete; a record cut by
+ * the end of a push waits for its rest. Nothing read before is parsed again.
+ */
+export class RecordingTail {
+  header: RecordingHeader | undefined;
+  private rest: Uint8Array = new Uint8Array(0);
+
+  push(bytes: Uint8Array): RecordingRecord[] {
+    let data = bytes;
+    if (this.rest.length > 0) {
+      data = new Uint8Array(this.rest.length + bytes.length);
+      data.set(this.rest);
+      data.set(bytes, this.rest.length);
+    }
+    let offset = 0;
+    if (!this.header) {
+      const opening = readHeader(data);
+      if (!opening) {
+        this.rest = data;
+        return [];
+      }
+      this.header = opening.header;
+      offset = opening.end;
+    }
+    const { records, end } = readRecords(data, offset);
+    this.rest = data.subarray(end);
+    return records;
+  }
 }
 
 /** A self-contained stretch of a recording: one RFB connection, drawable from its keyframe on. */
 export interface Segment {
   /** Time (in the recording's clock) of the segment start record. */
   readonly start: number;
-  /** Time of its keyframe; undefined when the connection ended before its first full update. */
-  readonly keyframe: number | undefined;
-  readonly end: number;
+  /**
+   * Time of its keyframe; undefined when the connection ended before its first full update (or
+   * has not drawn it yet, or its file was dropped since: replay then skips the segment).
+   */
+  keyframe: number | undefined;
+  /** Its last record's time (it grows while the segment is written). */
+  end: number;
   /** Its RFB records, in order. */
   readonly rfb: RecordingRecord[];
 }
 
-/** A recording split into segments and timeline events, as replay uses it. */
+/** A recording split into segments and timeline events, as replay uses it (it grows with a live recording: extendTimeline). */
 export interface Timeline {
   readonly segments: Segment[];
   readonly events: { readonly t: number; readonly event: TimelineEvent }[];
-  readonly duration: number;
+  duration: number;
 }
 
 export function timelineOf(records: readonly RecordingRecord[]): Timeline {
-  const segments: { start: number; keyframe: number | undefined; end: number; rfb: RecordingRecord[] }[] = [];
-  const events: { t: number; event: TimelineEvent }[] = [];
-  let current: (typeof segments)[number] | undefined;
-  let duration = 0;
+  const timeline: Timeline = { segments: [], events: [], duration: 0 };
+  extendTimeline(timeline, records);
+  return timeline;
+}
+
+/**
+ * Adds records to a timeline, their times moved by `shift`: a segment start opens a new segment,
+ * other records go to the segment `into` (the one a growing file's earlier records went to).
+ * Returns the segment the last records went to (undefined: none yet).
+ */
+export function extendTimeline(timeline: Timeline, records: readonly RecordingRecord[], shift = 0, into?: number): number | undefined {
+  let index = into;
+  let current = index === undefined ? undefined : timeline.segments[index];
+  let unordered = false;
   for (const record of records) {
-    duration = Math.max(duration, record.t);
+    const t = record.t + shift;
+    timeline.duration = Math.max(timeline.duration, t);
     switch (record.type) {
       case RecordType.SegmentStart:
-        current = { start: record.t, keyframe: undefined, end: record.t, rfb: [] };
-        segments.push(current);
+        current = { start: t, keyframe: undefined, end: t, rfb: [] };
+        index = timeline.segments.push(current) - 1;
         break;
       case RecordType.Rfb:
         if (current) {
-          current.rfb.push(record);
-          current.end = record.t;
+          current.rfb.push(shift === 0 ? record : { ...record, t });
+          current.end = t;
         }
         break;
       case RecordType.Keyframe:
         if (current && current.keyframe === undefined) {
-          current.keyframe = record.t;
+          current.keyframe = t;
         }
         break;
       case RecordType.Event:
-        events.push({ t: record.t, event: parseJsonPayload<TimelineEvent>(record.payload) });
+        unordered ||= timeline.events.length > 0 && timeline.events[timeline.events.length - 1].t > t;
+        timeline.events.push({ t, event: parseJsonPayload<TimelineEvent>(record.payload) });
         break;
     }
   }
-  return { segments, events, duration };
+  if (unordered) {
+    // Two segments written at once (a rotation's overlap) hold events of the same moments.
+    timeline.events.sort((a, b) => a.t - b.t);
+  }
+  return index;
 }
 
 /**

@@ -10,6 +10,11 @@
 // segment files replicated (shifted in time) until they span 30 minutes, replayed by the real
 // replay script in Chromium (test/support/replayPage.ts), timed over random seeks.
 // BENCH_SEEK_FROM=<dir of segment files> skips the live parts and times seeks over that recording.
+// Recorder overhead (issue 12's 5 %): one viewer stand-in through BENCH_OVERHEAD_WINDOWS (8) short
+// windows without and as many with the watched recorder, in ABBA order so drift and the shared
+// machine's load fall on both alike; each with-window is paired with its block's without-window,
+// and the median of the pairs' ratios is printed with their spread, for the viewer's frames/s and
+// this process's CPU per MB the viewer got. BENCH_ONLY=overhead runs that part alone.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,9 +41,10 @@ const RING_SAMPLE_MS = 2000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A viewer stand-in: asks for the next update as soon as one ends (as noVNC does) and counts them. */
-function viewer(controller: ScreenController): { frames(): number; close(): void } {
+function viewer(controller: ScreenController): { frames(): number; bytes(): number; close(): void } {
   const relay = controller.openRelay();
   let frames = 0;
+  let bytes = 0;
   let width = 0;
   let height = 0;
   const feeder = new RfbStreamFeeder({
@@ -55,8 +61,11 @@ function viewer(controller: ScreenController): { frames(): number; close(): void
     },
     resized: (w, h) => ([width, height] = [w, h]),
   });
-  relay.stdout.on('data', (chunk: Buffer) => feeder.feed(chunk));
-  return { frames: () => frames, close: () => relay.kill() };
+  relay.stdout.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    feeder.feed(chunk);
+  });
+  return { frames: () => frames, bytes: () => bytes, close: () => relay.kill() };
 }
 
 /** `watched`: the recorder told a viewer watches, as the extension does while one is open (fewer updates). */
@@ -193,6 +202,118 @@ async function animationRows(controller: ScreenController, run: DesktopRun, cont
   return rows;
 }
 
+const OVERHEAD_WINDOWS = Number(process.env.BENCH_OVERHEAD_WINDOWS ?? 8);
+const OVERHEAD_MS = Number(process.env.BENCH_OVERHEAD_S ?? 10) * 1000;
+
+interface Window {
+  readonly on: boolean;
+  readonly fps: number;
+  /** MB a second the viewer got. */
+  readonly mbps: number;
+  /** This process's CPU, % of a core. */
+  readonly cpu: number;
+  /** This process's CPU ms per MB the viewer got. */
+  readonly cpuPerMb: number;
+  readonly byKind: Map<ProcKind, number>;
+  /** Segments (relay execs) the recorder started, its first included. */
+  readonly segments: number;
+}
+
+/** One window of the flood, with the watched recorder or without, the viewer running through all of them. */
+async function overheadWindow(controller: ScreenController, watcher: ReturnType<typeof viewer>, on: boolean, dir: string): Promise<Window> {
+  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) }) : undefined;
+  recorder?.setWatched(true);
+  recorder?.start();
+  // Both arms wait alike: the recorder's connection and keyframe are not counted (its later
+  // rotations, every 2 MB, are).
+  await sleep(2500);
+  const frames0 = watcher.frames();
+  const bytes0 = watcher.bytes();
+  const cpu0 = process.cpuUsage();
+  const procs0 = sampleProcs();
+  const t0 = Date.now();
+  await sleep(OVERHEAD_MS);
+  const ms = Date.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const byKind = cpuByKind(procs0, sampleProcs(), ms);
+  const mb = (watcher.bytes() - bytes0) / 1024 / 1024;
+  recorder?.dispose();
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  const segments = on ? listSegments(dir).length : 0;
+  return { on, fps: ((watcher.frames() - frames0) * 1000) / ms, mbps: (mb * 1000) / ms, cpu: (100 * cpuMs) / ms, cpuPerMb: cpuMs / Math.max(mb, 1e-9), byKind, segments };
+}
+
+/** Median, and the middle half's ends (the quartiles), of some numbers. */
+function spread(values: readonly number[]): { median: number; low: number; high: number; min: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => {
+    const i = q * (sorted.length - 1);
+    const below = Math.floor(i);
+    return sorted[below] + (sorted[Math.ceil(i)] - sorted[below]) * (i - below);
+  };
+  return { median: at(0.5), low: at(0.25), high: at(0.75), min: sorted[0], max: sorted[sorted.length - 1] };
+}
+
+/**
+ * The recorder's overhead on the flood, read against this machine's noise: ABBA windows (off,
+ * watched, watched, off, …), each with-window paired with the without-window of its block that
+ * mirrors it, ratios of the pairs summarized by median and spread.
+ */
+async function overheadRun(controller: ScreenController, run: DesktopRun, container: string, dir: string): Promise<void> {
+  run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do head -c 3000 /dev/urandom | base64; done');
+  await sleep(3000);
+  const watcher = viewer(controller);
+  await sleep(2000);
+  const windows: Window[] = [];
+  try {
+    for (let i = 0; i < 2 * OVERHEAD_WINDOWS; i++) {
+      // A B B A, A B B A…
+      const on = i % 4 === 1 || i % 4 === 2;
+      windows.push(await overheadWindow(controller, watcher, on, join(dir, `overhead-${i}`)));
+    }
+  } finally {
+    watcher.close();
+    sh('docker', ['exec', container, 'pkill', '-f', 'head -c 3000']);
+    sh('docker', ['exec', container, 'pkill', 'xfce4-terminal']);
+  }
+  const pairs: [Window, Window][] = [];
+  for (let block = 0; block + 3 < windows.length; block += 4) {
+    pairs.push([windows[block], windows[block + 1]], [windows[block + 3], windows[block + 2]]);
+  }
+  const fmt = (n: number, digits = 2) => n.toFixed(digits);
+  console.log(`
+Recorder overhead on the terminal flood: ${windows.length} windows of ${OVERHEAD_MS / 1000} s in ABBA order (off, watched, watched, off…), one viewer stand-in throughout, 1280x800
+`);
+  console.log('| window | recorder | viewer frames/s | viewer MB/s | this process CPU | CPU ms per viewer MB | Xvnc CPU | docker exec clients CPU | recorder segments |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  windows.forEach((w, i) =>
+    console.log(
+      `| ${i + 1} | ${w.on ? 'watched' : 'off'} | ${fmt(w.fps, 1)} | ${fmt(w.mbps)} | ${fmt(w.cpu, 1)} % | ${fmt(w.cpuPerMb, 0)} | ${fmt(w.byKind.get('Xvnc') ?? 0, 1)} % | ${fmt(w.byKind.get('docker exec clients') ?? 0, 1)} % | ${w.on ? w.segments : '–'} |`,
+    ),
+  );
+  const row = (label: string, ratios: number[]) => {
+    const s = spread(ratios);
+    console.log(`| ${label} | ${ratios.length} | ${fmt(s.median)} | ${fmt(s.low)}–${fmt(s.high)} | ${fmt(s.min)}–${fmt(s.max)} |`);
+  };
+  console.log(`
+Watched ÷ off, per pair of mirrored windows (1.00: no overhead; the issue asks for within 5 %)
+`);
+  console.log('| measure | pairs | median | middle half | min–max |');
+  console.log('|---|---|---|---|---|');
+  row('viewer frames/s', pairs.map(([off, on]) => on.fps / off.fps));
+  row('viewer MB/s', pairs.map(([off, on]) => on.mbps / off.mbps));
+  row('this process CPU', pairs.map(([off, on]) => on.cpu / off.cpu));
+  row('this process CPU per viewer MB', pairs.map(([off, on]) => on.cpuPerMb / off.cpuPerMb));
+  row('Xvnc CPU', pairs.map(([off, on]) => (on.byKind.get('Xvnc') ?? 0) / Math.max(off.byKind.get('Xvnc') ?? 0, 1e-9)));
+  const noise = (arm: boolean) => {
+    const same = windows.filter((w) => w.on === arm).map((w) => w.fps);
+    const s = spread(same);
+    return `${fmt(s.min / s.median)}–${fmt(s.max / s.median)}`;
+  };
+  console.log(`
+(The noise floor: frames/s of one arm's windows ÷ that arm's median ranges ${noise(false)} off and ${noise(true)} watched.)`);
+}
+
 /** The bytes of a directory's segment files as the disk has them now. */
 function onDisk(dir: string): { bytes: number; files: number } {
   let bytes = 0;
@@ -274,6 +395,11 @@ async function main(): Promise<void> {
     const env = controller.status.screen!.env;
     const display = [`DISPLAY=${env.DISPLAY}`, `XAUTHORITY=${env.XAUTHORITY}`];
     const run: DesktopRun = (...argv) => sh('docker', ['exec', '-d', '-u', 'pn', container, 'env', ...display, ...argv]);
+    await sleep(3000);
+    await overheadRun(controller, run, container, dir);
+    if (process.env.BENCH_ONLY === 'overhead') {
+      return;
+    }
     const rows: string[] = [];
     const kinds: ProcKind[] = ['Xvnc', 'docker exec clients', 'dockerd', 'containerd(-shim)', 'relay.py', 'this process', 'flood workload', 'other'];
     const cpuRows: string[] = [];

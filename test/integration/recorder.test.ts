@@ -4,6 +4,8 @@
 // Debian's Chromium, and the pictures it draws at the times live screenshots were taken must
 // match those screenshots (and not the neighbouring ones); a second recorder bounded at 8 MB
 // records the same flood and must never exceed its bound; the WebM export is read by ffprobe.
+// A replay opened on a recording still being written follows it: frames recorded after it opened
+// are shown by seeking there, and by playing on from "Live".
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -80,6 +82,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
   const shots: { t: number; png: Uint8Array }[] = [];
   let recorder: Recorder | undefined;
   let bounded: Recorder | undefined;
+  let live: Recorder | undefined;
   let container = '';
   let display: string[] = [];
 
@@ -92,6 +95,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
   after(async () => {
     recorder?.dispose();
     bounded?.dispose();
+    live?.dispose();
     await controller.stop().catch(() => undefined);
     controller.dispose();
     removeTestContainers(config.workspaceKey);
@@ -246,6 +250,79 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
       assert.ok(Math.abs(seconds - 6) < 1.5, `duration ${seconds} s is the 6 s played`);
     } finally {
       await replay.close();
+    }
+  });
+
+  test('a replay opened on a recording still being written follows it: seeking and playing from Live show frames recorded after it opened', async () => {
+    assert.ok(container, 'the recording test ran');
+    const dir = join(root, 'live');
+    const trigger = `/tmp/flood-${tag}`;
+    // Short segments, so new segment files come while the replay is open (as well as appended bytes).
+    live = new Recorder({ dir, screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, segmentMs: 4000, log: testLog, openRelay: () => controller.openRelay({ passive: true }) });
+    live.start();
+    await waitFor(() => (recordingOf(root, 'live') ? timelineOf(readScreenRecording(recordingOf(root, 'live')!).records).segments.some((s) => s.keyframe !== undefined) : false), 20_000, 200, 'the first keyframe');
+    await sleep(1000);
+    const opened = recordingOf(root, 'live')!;
+    const replay = await openReplay(opened.segments.map((s) => s.path), undefined, dir);
+    const { page } = replay;
+    /** A burst of the flood, then a still screen with the pointer in its corner, shot live. */
+    const burst = async () => {
+      sh('docker', ['exec', container, 'touch', trigger]);
+      await sleep(3000);
+      sh('docker', ['exec', container, 'rm', '-f', trigger]);
+      done(await runner.perform('move', { x: WIDTH - 1, y: HEIGHT - 1 }), 'move to the corner');
+      await sleep(2500);
+      const before = Date.now();
+      const shot = done(await runner.perform('screenshot', {}), 'screenshot').screenshot!;
+      return { t: Math.round((before + Date.now()) / 2) - opened.startedAt, pixels: pngPixels(shot.png) };
+    };
+    const canvasPixels = () =>
+      page.evaluate(() => {
+        const canvas = document.getElementById('output') as HTMLCanvasElement;
+        const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+        let binary = '';
+        for (let i = 0; i < data.data.length; i += 0x8000) {
+          binary += String.fromCharCode(...data.data.subarray(i, i + 0x8000));
+        }
+        return btoa(binary);
+      });
+    try {
+      const atOpen = Number(await page.evaluate(() => document.body.dataset.duration));
+      const first = (await replay.seek(atOpen, { pixels: true })).rgba!;
+
+      const shot = await burst();
+      await page.waitForFunction((at) => Number(document.body.dataset.duration) >= at, shot.t + 300, { timeout: 20_000 });
+      const grown = Number(await page.evaluate(() => document.body.dataset.duration));
+      console.log(`# live replay: ${atOpen} ms recorded when it opened (${opened.segments.length} files), ${grown} ms after the burst (${listSegments(dir).length} files)`);
+      assert.ok(listSegments(dir).length > opened.segments.length, 'segment files were started after the replay opened');
+      const drawn = await replay.seek(shot.t, { pixels: true });
+      const same = differing(shot.pixels.rgb, drawn.rgba!);
+      const old = differing(shot.pixels.rgb, first);
+      console.log(`# seek to ${shot.t} ms (${drawn.where}): ${(100 * same).toFixed(2)}% pixels differ from the live screenshot, ${(100 * old).toFixed(1)}% for the picture at opening`);
+      assert.ok(same < 0.01, `the replay shows the frame recorded after it opened (${(100 * same).toFixed(2)}% differ)`);
+      assert.ok(old > 0.01 && old > 3 * same, `which the recording at opening did not have (${(100 * old).toFixed(1)}% differ)`);
+
+      // Live: to the end, playing; the next burst is drawn as it comes, without a seek.
+      await page.click('#live');
+      await page.waitForFunction(() => (document.getElementById('output') as HTMLCanvasElement).dataset.playing === 'true', undefined, { timeout: 5000 });
+      const next = await burst();
+      await page.waitForFunction(
+        (at) => {
+          const canvas = document.getElementById('output') as HTMLCanvasElement;
+          return Number(canvas.dataset.t) >= at && canvas.dataset.drawn === 'true';
+        },
+        next.t,
+        { timeout: 20_000 },
+      );
+      assert.equal(await page.evaluate(() => (document.getElementById('output') as HTMLCanvasElement).dataset.playing), 'true', 'still playing at the end: following');
+      const followed = differing(next.pixels.rgb, Buffer.from(await canvasPixels(), 'base64'));
+      const previous = differing(next.pixels.rgb, drawn.rgba!);
+      console.log(`# live end: ${(100 * followed).toFixed(2)}% pixels differ from the latest live screenshot, ${(100 * previous).toFixed(1)}% for the burst before`);
+      assert.ok(followed < 0.01, `playing at the live end shows the latest frame (${(100 * followed).toFixed(2)}% differ)`);
+      assert.ok(previous > 0.01 && previous > 3 * followed, `not the one before (${(100 * previous).toFixed(1)}% differ)`);
+    } finally {
+      await replay.close();
+      live.dispose();
     }
   });
 });

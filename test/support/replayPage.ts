@@ -1,10 +1,12 @@
 // The replay panel's real script (dist/replay.js, noVNC's decoders) in Debian's Chromium, fed a
 // recording's segment files: the integration test checks the pictures it draws and the recorder
-// bench times its seeks with it.
+// bench times its seeks with it. Following a live recording, it plays the panel's host part too
+// (src/recordingPanel.ts: RecordingFollower's growth sent as messages).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
+import { RecordingFollower } from '../../src/core/recorderStore';
 
 // The browser's globals, for the functions the page runs (serialized by Playwright; this project
 // compiles without the DOM library).
@@ -38,7 +40,7 @@ function playwright(): Playwright {
 /** The replay panel's page, as src/recordingPanel.ts writes it, with a stand-in for VS Code's webview API. */
 const REPLAY_PAGE = `<!DOCTYPE html><html><head><meta charset="UTF-8"></head><body>
 <div class="toolbar"><button id="play"></button><select id="speed"><option value="1">1</option><option value="2">2</option><option value="8">8</option></select>
-<button id="next-action"></button><span id="clock"></span><button id="export-video"></button><button id="export-raw"></button><span id="status"></span></div>
+<button id="next-action"></button><span id="clock"></span><button id="live" hidden></button><button id="export-video"></button><button id="export-raw"></button><span id="status"></span></div>
 <div class="timeline"><input type="range" id="scrub" min="0" max="0" value="0"><div id="marks"></div></div>
 <canvas id="output" width="0" height="0"></canvas>
 <div id="decoder" style="position:absolute;left:-100000px;width:1px;height:1px;overflow:hidden"></div>
@@ -63,8 +65,14 @@ export interface ReplayPage {
   close(): Promise<void>;
 }
 
-/** Opens the replay page on segment files (oldest first) and waits until they are loaded. */
-export async function openReplay(files: readonly string[], viewport = { width: 1300, height: 900 }): Promise<ReplayPage> {
+/** How often a followed recording is looked at (the panel's FOLLOW_MS is 1 s; tests go faster). */
+const FOLLOW_MS = 300;
+
+/**
+ * Opens the replay page on segment files (oldest first) and waits until they are loaded.
+ * `follow`: the directory the recording is still written to; what it gains is sent on.
+ */
+export async function openReplay(files: readonly string[], viewport = { width: 1300, height: 900 }, follow?: string): Promise<ReplayPage> {
   // BENCH_REPLAY_SCRIPT: another build of the replay script, to compare two in one benchmark run.
   const script = readFileSync(process.env.BENCH_REPLAY_SCRIPT ?? join(__dirname, '..', '..', '..', 'dist', 'replay.js'));
   const byName = new Map(files.map((file) => [basename(file), file]));
@@ -85,13 +93,54 @@ export async function openReplay(files: readonly string[], viewport = { width: 1
     });
     await page.goto('http://replay.test/');
     const urls = [...byName.keys()].map((name) => `http://replay.test/${name}`);
-    await page.evaluate((u) => window.postMessage({ type: 'load', urls: u, strings: { play: 'Play', pause: 'Pause', empty: 'empty', exporting: 'exporting' } }, '*'), urls);
+    const list = [...byName.keys()].map((name, i) => ({ name, url: urls[i] }));
+    await page.evaluate(
+      (arg) => window.postMessage({ type: 'load', files: arg.list, live: arg.live, strings: { play: 'Play', pause: 'Pause', empty: 'empty', exporting: 'exporting' } }, '*'),
+      { list, live: follow !== undefined },
+    );
     await page.waitForFunction(() => document.body.dataset.loaded === 'true', undefined, { timeout: 180_000 });
-    return { page, seek: (t, options) => seek(page, t, options?.pixels ?? false), close: () => browser.close() };
+    const stop = follow === undefined ? () => undefined : await followRecording(page, follow);
+    return {
+      page,
+      seek: (t, options) => seek(page, t, options?.pixels ?? false),
+      close: () => {
+        stop();
+        return browser.close();
+      },
+    };
   } catch (err) {
     await browser.close();
     throw err;
   }
+}
+
+/** The panel's follower: once the page says what it loaded, what the directory gains is posted to it. */
+async function followRecording(page: Page, dir: string): Promise<() => void> {
+  const loaded = await page.waitForFunction(() => window.posted.find((m: { type: string }) => m.type === 'loaded'), undefined, { timeout: 30_000 });
+  const { files } = (await loaded.jsonValue()) as { files: { name: string; bytes: number }[] };
+  const follower = new RecordingFollower(dir, files);
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) {
+      return;
+    }
+    busy = true;
+    const { appended, dropped } = follower.poll();
+    const messages = [
+      ...appended.map(({ name, bytes }) => ({ type: 'append', name, base64: Buffer.from(bytes).toString('base64') })),
+      ...(dropped.length > 0 ? [{ type: 'dropped', names: dropped }] : []),
+    ];
+    page
+      .evaluate((list) => {
+        for (const m of list as { type: string; base64?: string }[]) {
+          const { base64, ...rest } = m;
+          window.postMessage(base64 === undefined ? rest : { ...rest, bytes: Uint8Array.from(atob(base64), (c: string) => c.charCodeAt(0)) }, '*');
+        }
+      }, messages)
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, FOLLOW_MS);
+  return () => clearInterval(timer);
 }
 
 async function seek(page: Page, t: number, pixels: boolean): Promise<Drawn> {

@@ -5,13 +5,15 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { listSegments, Recorder } from '../../src/core/recorder';
-import { deleteRecording, exportRecording, isScreenId, listRecordings, recordingOf } from '../../src/core/recorderStore';
+import { deleteRecording, exportRecording, isScreenId, listRecordings, RecordingFollower, recordingOf } from '../../src/core/recorderStore';
 import { RfbStreamFeeder, setEncodings, setPixelFormat } from '../../src/core/recorderRfb';
 import {
   concatRecordings,
   encodeHeader,
   encodeRecord,
+  extendTimeline,
   readRecording,
+  RecordingTail,
   RecordingFormatError,
   RecordType,
   segmentAt,
@@ -108,6 +110,41 @@ test('format: the timeline splits segments, and seeking picks the last segment d
   assert.equal(segmentAt(timeline, 30_199), 0);
   assert.equal(segmentAt(timeline, 30_200), 1);
   assert.throws(() => concatRecordings([]), /nothing recorded/);
+});
+
+test('format: a file read as it grows gives each record once, however its bytes are cut, and the timeline grows with it', () => {
+  const empty = new Uint8Array(0);
+  const whole = concat([
+    encodeHeader(header),
+    encodeRecord(RecordType.SegmentStart, 0, empty),
+    encodeRecord(RecordType.Rfb, 10, Uint8Array.of(1, 2, 3)),
+    encodeRecord(RecordType.Keyframe, 20, empty),
+    encodeRecord(RecordType.Rfb, 400, Uint8Array.of(4)),
+    encodeRecord(RecordType.Event, 900, new TextEncoder().encode('{"kind":"action","what":"click","label":"click"}')),
+    encodeRecord(RecordType.Rfb, 1500, Uint8Array.of(5, 6)),
+  ]);
+  for (const cuts of [[5], [12, 13], [40, 41, 42, 60], [whole.length - 1], Array.from({ length: whole.length - 1 }, (_, i) => i + 1)]) {
+    const tail = new RecordingTail();
+    const timeline = timelineOf([]);
+    let into: number | undefined;
+    let from = 0;
+    const seen: number[] = [];
+    for (const at of [...cuts, whole.length]) {
+      const records = tail.push(whole.slice(from, at));
+      from = at;
+      seen.push(...records.map((r) => r.t));
+      // Shifted as a file that started 2 s after the recording's clock.
+      into = extendTimeline(timeline, records, 2000, into);
+    }
+    assert.deepEqual(seen, [0, 10, 20, 400, 900, 1500], `cut at ${cuts.slice(0, 5).join(',')}…`);
+    assert.equal(tail.header?.startedAt, header.startedAt);
+    assert.equal(timeline.segments.length, 1);
+    assert.deepEqual(timeline.segments[0].rfb.map((r) => r.t), [2010, 2400, 3500]);
+    assert.equal(timeline.segments[0].keyframe, 2020);
+    assert.deepEqual(timeline.events.map((e) => e.t), [2900]);
+    assert.equal(timeline.duration, 3500);
+  }
+  assert.throws(() => new RecordingTail().push(new TextEncoder().encode('NOTAREC!xxxx')), RecordingFormatError);
 });
 
 // --- the RFB client ---
@@ -219,6 +256,8 @@ test('rfb client: a server without security type None, or an unknown message, fa
 /**
  * One relay: a tiny RFB server on PassThrough pipes that answers each update request with
  * `bytesPerUpdate` of ZRLE, sends clipboard text once, and records every client message type.
+ * While its screen is `still` (shared by every relay of a test), an incremental request waits
+ * for a change, as Xvnc's does.
  */
 class FakeRelay {
   readonly stdin = new PassThrough();
@@ -231,10 +270,22 @@ class FakeRelay {
   readonly pid = 1;
   private buffered = Buffer.alloc(0);
   private stage = 0;
+  private waiting = false;
 
-  constructor(private readonly bytesPerUpdate: number) {
+  constructor(
+    private readonly bytesPerUpdate: number,
+    private readonly screen: { still: boolean } = { still: false },
+  ) {
     this.stdin.on('data', (chunk: Buffer) => this.client(chunk));
     this.stdout.write(Buffer.from('RFB 003.008\n'));
+  }
+
+  /** The screen changed: a waiting incremental request is answered. */
+  change(): void {
+    if (this.waiting && !this.killed) {
+      this.waiting = false;
+      this.answer();
+    }
   }
 
   kill(): void {
@@ -262,16 +313,24 @@ class FakeRelay {
         this.clientTypes.push(message[0]);
         if (message[0] === 3 && !this.killed) {
           this.requests.push(message[1] === 1);
-          const zrle = Buffer.alloc(4 + this.bytesPerUpdate, 1);
-          zrle.writeUInt32BE(this.bytesPerUpdate, 0);
-          if (this.requests.length === 2) {
-            this.stdout.write(cutText('my password'));
+          if (message[1] === 1 && this.screen.still) {
+            this.waiting = true;
+          } else {
+            this.answer();
           }
-          this.stdout.write(update(rect(0, 0, 64, 48, 16, zrle)));
         }
       }
       this.stage = Math.min(3, this.stage + 1);
     }
+  }
+
+  private answer(): void {
+    const zrle = Buffer.alloc(4 + this.bytesPerUpdate, 1);
+    zrle.writeUInt32BE(this.bytesPerUpdate, 0);
+    if (this.requests.length === 2) {
+      this.stdout.write(cutText('my password'));
+    }
+    this.stdout.write(update(rect(0, 0, 64, 48, 16, zrle)));
   }
 
   private messageLength(): number | undefined {
@@ -345,6 +404,50 @@ test('recorder: segments rotate with a keyframe each, clipboard text is left out
     events += timeline.events.length;
   }
   assert.equal(events, 1, 'the event is in exactly one segment');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('recorder: a still screen keeps its segment and its one connection; the first change after the interval rotates', async () => {
+  const dir = tempDir();
+  const relays: FakeRelay[] = [];
+  const screen = { still: true };
+  const recorder = new Recorder({
+    dir,
+    screenId: 'still',
+    maxBytes: 64 * 1024 * 1024,
+    segmentMs: 100,
+    minUpdateIntervalMs: 10,
+    log: silent,
+    openRelay: () => {
+      const relay = new FakeRelay(1000, screen);
+      relays.push(relay);
+      return relay as unknown as StreamProcess;
+    },
+  });
+  recorder.start();
+  // Five keyframe intervals of a still screen.
+  await sleep(500);
+  assert.equal(relays.length, 1, 'no new connection while nothing changes');
+  assert.equal(listSegments(dir).length, 1, 'one segment');
+  assert.deepEqual(relays[0].requests, [false, true], 'the keyframe, then one incremental request waiting for a change');
+  recorder.event({ kind: 'action', what: 'wait', label: 'wait 1 s' });
+  // A change: the segment is old enough, so the next one starts with its keyframe.
+  relays[0].change();
+  await sleep(50);
+  assert.equal(relays.length, 2, 'the change started a new segment');
+  assert.ok(relays[0].killed, 'the old connection ended once the new keyframe was on disk');
+  // Still again: the new segment stays, whatever the interval.
+  await sleep(400);
+  assert.equal(relays.length, 2, 'still again: no new connection');
+  recorder.dispose();
+  await sleep(30);
+  const segments = listSegments(dir);
+  assert.equal(segments.length, 2);
+  const first = timelineOf(readRecording(fs.readFileSync(segments[0].path)).records);
+  // Seeking anywhere in the long still segment decodes from its keyframe at its start.
+  assert.ok(first.segments[0].keyframe! < 50, `keyframe at ${first.segments[0].keyframe} ms`);
+  assert.equal(first.events.length, 1, 'the event recorded into the still segment');
+  assert.ok(first.events[0].t >= 450, `at its time (${first.events[0].t} ms)`);
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -488,6 +591,38 @@ test('webm: the duration is written into Segment Info, with an unknown or a know
 });
 
 // --- the store: list, export, delete ---
+
+test('store: a follower reads only what segment files gained since, new files whole, and names the dropped ones', () => {
+  const dir = tempDir();
+  const a = path.join(dir, 'seg-1000-000000.bsrec');
+  const b = path.join(dir, 'seg-2000-000001.bsrec');
+  const c = path.join(dir, 'seg-3000-000002.bsrec');
+  fs.writeFileSync(a, Buffer.from('aaaa'));
+  fs.writeFileSync(b, Buffer.from('bbbbbb'));
+  // The replay read all of a, and b as it was at 4 bytes.
+  const follower = new RecordingFollower(dir, [
+    { name: path.basename(a), bytes: 4 },
+    { name: path.basename(b), bytes: 4 },
+  ]);
+  const first = follower.poll();
+  assert.deepEqual(first.appended.map(({ name, bytes }) => [name, Buffer.from(bytes).toString()]), [[path.basename(b), 'bb']]);
+  assert.deepEqual(first.dropped, []);
+  assert.deepEqual(follower.poll().appended, [], 'nothing new: nothing read');
+  fs.appendFileSync(b, 'BB');
+  fs.writeFileSync(c, Buffer.from('cc'));
+  fs.rmSync(a);
+  const second = follower.poll();
+  assert.deepEqual(
+    second.appended.map(({ name, bytes }) => [name, Buffer.from(bytes).toString()]),
+    [
+      [path.basename(b), 'BB'],
+      [path.basename(c), 'cc'],
+    ],
+  );
+  assert.deepEqual(second.dropped, [path.basename(a)]);
+  assert.deepEqual(follower.poll(), { appended: [], dropped: [] });
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 test('store: recordings are listed per screen, exported as one readable file, and deleted; a path is no screen id', async () => {
   const root = tempDir();
