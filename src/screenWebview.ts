@@ -23,9 +23,16 @@ import type { ViewerCount } from './viewerCount';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
 /**
+ * How long a hidden viewer's relay is still read: the webview's pause (a message there, one to the
+ * server) quiets the server within a round trip or two, and what was on its way drains meanwhile.
+ */
+const HIDDEN_READ_GRACE_MS = 500;
+
+/**
  * Binds one webview (the sidebar Screen view or the editor panel) to the screen. Each viewer
  * has its own relay; closing a viewer kills that relay only, never the screen. While the
- * viewer is hidden its relay is not read, so no bytes flow and the RFB session waits intact.
+ * viewer is hidden the webview pauses its RFB session and, a moment later, its relay is no longer
+ * read, so no bytes flow and the RFB session waits intact.
  * Every byte the viewer sends passes an input gate: input reaches the screen only while this
  * viewer holds control. The bytes travel over the direct channel (a loopback WebSocket, see
  * src/core/directChannel.ts) when the webview can reach it, else over postMessage.
@@ -46,6 +53,8 @@ export class ScreenWebview extends Disposable {
   /** This viewer's place in the viewer count, while its relay is open. */
   private counted: DisposableLike | undefined;
   private visible: boolean;
+  /** Hidden: stops reading the relay once the webview's own pause had time to quiet the server. */
+  private hideTimer: NodeJS.Timeout | undefined;
   private readonly clipboard: ViewerClipboard;
   private readonly resize: ResizeRestore;
 
@@ -139,8 +148,21 @@ export class ScreenWebview extends Disposable {
 
   setVisible(visible: boolean): void {
     this.visible = visible;
-    this.pump?.setVisible(visible);
+    clearTimeout(this.hideTimer);
+    this.hideTimer = undefined;
+    if (visible) {
+      this.pump?.setVisible(true);
+      this.post({ type: 'visible', visible });
+      return;
+    }
+    // The webview pauses the session at the RFB level first (webview/rfbPause.ts): what is on its
+    // way still arrives, fences are answered, and the server has nothing in flight when the relay
+    // stops being read here, a moment later, as the backstop that keeps a hidden viewer at 0 bytes.
     this.post({ type: 'visible', visible });
+    this.hideTimer = setTimeout(() => {
+      this.hideTimer = undefined;
+      this.pump?.setVisible(this.visible);
+    }, HIDDEN_READ_GRACE_MS);
   }
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
@@ -148,6 +170,7 @@ export class ScreenWebview extends Disposable {
     if (this.isDisposed) {
       return; // the panel's own dispose and its owner's both end here
     }
+    clearTimeout(this.hideTimer);
     this.releaseHeld(); // before the hand back: the agent's next action finds nothing pressed
     this.control.handBack(this.viewerId);
     this.closeRelay('');

@@ -8,6 +8,7 @@ import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
 import { ActionOverlay } from './overlay';
 import { SessionWatch, type Clock } from './reconnect';
+import { RfbPause, type PausableSession } from './rfbPause';
 import { SendKeysMenu } from './sendKeys';
 import { StableLayout } from './stableLayout';
 import { ScreenStats } from './stats';
@@ -56,6 +57,10 @@ let inControl = false;
 let status: ScreenStatusView | undefined;
 let rfb: RFB | undefined;
 let channel: ScreenChannel | undefined;
+/** The session's pause while the view is hidden (./rfbPause.ts). */
+let pause: RfbPause | undefined;
+/** Whether the view is on screen, as the host last said. */
+let visible = true;
 const transports = new Transports(post, stats, () => watch.dataReceived());
 /**
  * The host opens a relay on `ready` when the screen runs (one round trip less on open); the
@@ -111,7 +116,13 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : redial()));
       break;
     case 'visible':
+      visible = message.visible;
       watch.setVisible(message.visible);
+      if (message.visible) {
+        pause?.resume();
+      } else {
+        pause?.pause();
+      }
       break;
     case 'viewers':
       viewersText.textContent = message.label;
@@ -253,14 +264,20 @@ function openSession(opened: ScreenChannel): void {
   clipboard.attach(session);
   viewMode.attach(session);
   session.background = 'var(--vscode-editor-background)';
+  const sessionPause = new RfbPause(pausable(session, opened));
+  opened.holds = (data) => sessionPause.holds(data);
   session.addEventListener('connect', () => {
     stats.setConnection('live');
     watch.connected();
+    if (!visible) {
+      sessionPause.pause(); // opened while hidden (a reconnect): quiet until shown
+    }
   });
   session.addEventListener('disconnect', () => {
     if (rfb === session) {
       rfb = undefined;
       channel = undefined;
+      pause = undefined;
       stats.setConnection('closed');
       showKeyboardBar(false);
       layout.sessionEnded();
@@ -271,7 +288,42 @@ function openSession(opened: ScreenChannel): void {
     }
   });
   rfb = session;
+  pause = sessionPause;
   a11y.relabel();
+}
+
+/** The fields of noVNC 1.7's RFB that its pause reads and sets: noVNC has no API for them. */
+interface RfbInternals {
+  _rfbConnectionState?: string;
+  _enabledContinuousUpdates?: boolean;
+  _fbWidth?: number;
+  _fbHeight?: number;
+}
+
+/**
+ * The session as its pause sees it. Without the fields (another noVNC) the size reads 0 and the
+ * pause does nothing: the host's own (it stops reading the relay) still keeps a hidden view quiet.
+ */
+function pausable(session: RFB, to: ScreenChannel): PausableSession {
+  const inner = session as unknown as RfbInternals;
+  const connected = (): boolean => inner._rfbConnectionState === 'connected';
+  return {
+    send: (message) => to.send(message),
+    get continuousUpdates() {
+      return inner._enabledContinuousUpdates === true;
+    },
+    set continuousUpdates(on: boolean) {
+      if (typeof inner._enabledContinuousUpdates === 'boolean') {
+        inner._enabledContinuousUpdates = on;
+      }
+    },
+    get width() {
+      return connected() ? (inner._fbWidth ?? 0) : 0;
+    },
+    get height() {
+      return connected() ? (inner._fbHeight ?? 0) : 0;
+    },
+  };
 }
 
 /** Ends the current session, if any, without telling the watch (it asked, or it is stopped). */
@@ -279,6 +331,7 @@ function dropSession(): void {
   const session = rfb;
   rfb = undefined;
   channel = undefined;
+  pause = undefined;
   session?.disconnect();
   stats.setConnection('closed');
   showKeyboardBar(false);
