@@ -123,6 +123,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       } else {
         pause?.pause();
       }
+      stats.setPaused(pause?.isPaused ?? false);
       break;
     case 'viewers':
       viewersText.textContent = message.label;
@@ -271,6 +272,7 @@ function openSession(opened: ScreenChannel): void {
     watch.connected();
     if (!visible) {
       sessionPause.pause(); // opened while hidden (a reconnect): quiet until shown
+      stats.setPaused(sessionPause.isPaused);
     }
   });
   session.addEventListener('disconnect', () => {
