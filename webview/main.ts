@@ -16,8 +16,18 @@ import { Transports } from './transport';
 import { ViewModeControl } from './viewMode';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
+/**
+ * Left by the page's first script (src/webviewHtml.ts), which said `ready` before this bundle ran:
+ * the webview API, and the messages that came before the listener below.
+ */
+interface EarlyReady {
+  api: ReturnType<typeof acquireVsCodeApi>;
+  queued: MessageEvent<HostToWebview>[];
+  listener: (event: MessageEvent) => void;
+}
+const early = (window as { botScreenEarly?: EarlyReady }).botScreenEarly;
 
-const vscode = acquireVsCodeApi();
+const vscode = early?.api ?? acquireVsCodeApi();
 const post = (message: WebviewToHost): void => vscode.postMessage(message);
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -96,8 +106,9 @@ const watch = new SessionWatch(clock, {
   changed: () => renderBadge(),
 });
 
-window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
-  const message = event.data;
+window.addEventListener('message', (event: MessageEvent<HostToWebview>) => receive(event.data));
+
+function receive(message: HostToWebview): void {
   switch (message.type) {
     case 'hello':
       strings = message.strings;
@@ -180,7 +191,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       clipboard.receive(message);
       break;
   }
-});
+}
 
 function render(next: ScreenStatusView): void {
   status = next;
@@ -399,6 +410,14 @@ document.addEventListener('focusout', () => {
   showKeyboardBar(false);
 });
 
-// 'ready' asks for a session too when the screen runs (the hello says whether it does).
+// 'ready' asks for a session too when the screen runs (the hello says whether it does). The page's
+// first script said it already, unless the page ran without it.
 stats.setConnection('connecting');
-post({ type: 'ready', origin: transports.connectOrigin() });
+if (early) {
+  window.removeEventListener('message', early.listener);
+  for (const event of early.queued.splice(0)) {
+    receive(event.data);
+  }
+} else {
+  post({ type: 'ready', origin: transports.connectOrigin() });
+}
