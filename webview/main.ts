@@ -382,6 +382,16 @@ function releaseKeyboard(): void {
   showKeyboardBar(false);
 }
 
+// A revealed editor's webview is focused by the workbench itself, before the host's 'visible'
+// (which goes through the extension host, hundreds of ms on a loaded machine) arrives: the resume
+// goes to the server at once, and its answer waits in the relay until the host reads it again.
+window.addEventListener('focus', () => {
+  if (pause?.isPaused) {
+    pause.resume();
+    stats.setPaused(false);
+  }
+});
+
 releaseButton.addEventListener('click', releaseKeyboard);
 controlButton.addEventListener('click', () => {
   const action = controlButton.dataset.action as ViewAction | undefined;
