@@ -11,6 +11,7 @@ import { RfbPump, SocketPump } from './core/pump';
 import { overlayState, setOverlayEnabled } from './liveOverlay';
 import type { DirectOffer, DirectSocket } from './core/directChannel';
 import type { DirectAddress, DirectEndpoint } from './directEndpoint';
+import { whenQuiet } from './core/quiet';
 import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
@@ -23,9 +24,19 @@ import type { ViewerCount } from './viewerCount';
 import { screenHtml, webviewRoots } from './webviewHtml';
 
 /**
+ * A hidden viewer's relay is read until it has been quiet this long: the webview's pause (a message
+ * there, one to the server) quiets the server within a round trip or two, and what was on its way
+ * drains meanwhile, fences answered...
+ */
+const HIDDEN_QUIET_MS = 150;
+/** ...or this long at most (a loaded machine, or a session that cannot pause). */
+const HIDDEN_READ_MAX_MS = 1000;
+
+/**
  * Binds one webview (the sidebar Screen view or the editor panel) to the screen. Each viewer
  * has its own relay; closing a viewer kills that relay only, never the screen. While the
- * viewer is hidden its relay is not read, so no bytes flow and the RFB session waits intact.
+ * viewer is hidden the webview pauses its RFB session and, a moment later, its relay is no longer
+ * read, so no bytes flow and the RFB session waits intact.
  * Every byte the viewer sends passes an input gate: input reaches the screen only while this
  * viewer holds control. The bytes travel over the direct channel (a loopback WebSocket, see
  * src/core/directChannel.ts) when the webview can reach it, else over postMessage.
@@ -46,6 +57,8 @@ export class ScreenWebview extends Disposable {
   /** This viewer's place in the viewer count, while its relay is open. */
   private counted: DisposableLike | undefined;
   private visible: boolean;
+  /** Hidden: cancels the wait for the relay to go quiet, after which it is no longer read. */
+  private stopHiddenRead: (() => void) | undefined;
   private readonly clipboard: ViewerClipboard;
   private readonly resize: ResizeRestore;
 
@@ -139,8 +152,21 @@ export class ScreenWebview extends Disposable {
 
   setVisible(visible: boolean): void {
     this.visible = visible;
-    this.pump?.setVisible(visible);
+    this.stopHiddenRead?.();
+    this.stopHiddenRead = undefined;
+    if (visible) {
+      this.pump?.setVisible(true);
+      this.post({ type: 'visible', visible });
+      return;
+    }
+    // The webview pauses the session at the RFB level first (webview/rfbPause.ts): what is on its
+    // way still arrives, fences are answered, and the server has nothing in flight when the relay
+    // stops being read here once it went quiet, as the backstop that keeps a hidden viewer at 0 bytes.
     this.post({ type: 'visible', visible });
+    this.stopHiddenRead = whenQuiet(this.relay?.stdout, HIDDEN_QUIET_MS, HIDDEN_READ_MAX_MS, () => {
+      this.stopHiddenRead = undefined;
+      this.pump?.setVisible(this.visible);
+    });
   }
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
@@ -148,6 +174,7 @@ export class ScreenWebview extends Disposable {
     if (this.isDisposed) {
       return; // the panel's own dispose and its owner's both end here
     }
+    this.stopHiddenRead?.();
     this.releaseHeld(); // before the hand back: the agent's next action finds nothing pressed
     this.control.handBack(this.viewerId);
     this.closeRelay('');

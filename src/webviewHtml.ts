@@ -16,6 +16,7 @@ export function webviewRoots(extensionUri: vscode.Uri): vscode.Uri[] {
  */
 export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string, directOrigins: readonly string[] = []): string {
   return webviewPage(webview, extensionUri, {
+    early: EARLY_READY,
     script: 'webview.js',
     styles: ['screen.css', 'overlay.css'],
     inline: true,
@@ -46,7 +47,25 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 }
 
 /**
- * One of our pages: the bundle `dist/<script>` under a nonce, the stylesheets `media/<styles>`, and a
+ * The Screen page's first script, run as the page is parsed: it says `ready` before the bundle
+ * (noVNC and the view, a module the browser parses and runs only after the document) has run, so
+ * the host's hello and the session's address are on their way meanwhile. It keeps the webview API
+ * (which can be acquired once) and the messages that arrive before the bundle listens, for
+ * webview/main.ts to take (`EarlyReady` there). The origin is the one `connect` sends for a new
+ * document, so the direct channel's offer is bound to it as before.
+ */
+const EARLY_READY = `(() => {
+  const api = acquireVsCodeApi();
+  const queued = [];
+  const listener = (event) => queued.push(event);
+  window.addEventListener('message', listener);
+  window.botScreenEarly = { api, queued, listener };
+  api.postMessage({ type: 'ready', origin: location.origin });
+})();`;
+
+/**
+ * One of our pages: the bundle `dist/<script>` under a nonce (and `early`, a classic script run
+ * before the document is parsed further), the stylesheets `media/<styles>`, and a
  * CSP that allows nothing else but `csp`'s extra directives. `img-src data:` is load-bearing for
  * every page that runs noVNC: it draws Tight-JPEG rectangles through data: URLs, and without it
  * the canvas freezes silently.
@@ -60,7 +79,7 @@ export function screenHtml(webview: vscode.Webview, extensionUri: vscode.Uri, ti
 export function webviewPage(
   webview: vscode.Webview,
   extensionUri: vscode.Uri,
-  page: { script: string; styles: readonly string[]; title: string; csp: readonly string[]; body: string; inline?: boolean },
+  page: { script: string; styles: readonly string[]; title: string; csp: readonly string[]; body: string; inline?: boolean; early?: string },
 ): string {
   const nonce = randomBytes(18).toString('base64');
   const scriptText = page.inline ? inlinable(extensionUri, 'dist', page.script) : undefined;
@@ -87,7 +106,7 @@ export function webviewPage(
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-${styles.join('\n')}
+${page.early !== undefined ? `<script nonce="${nonce}">${page.early}</script>\n` : ''}${styles.join('\n')}
 <title>${escapeHtml(page.title)}</title>
 </head>
 <body>

@@ -15,6 +15,8 @@ export interface ScreenChannel extends RawChannel {
   deliver(data: ArrayBuffer | Uint8Array): void;
   /** The relay ended: noVNC sees a close. */
   end(reason: string): void;
+  /** Offered each message noVNC sends; true holds it back (a paused session: ./rfbPause.ts). */
+  holds: ((data: Uint8Array) => boolean) | null;
 }
 
 /**
@@ -37,8 +39,9 @@ export function createChannel(
     onmessage: null,
     onerror: null,
     onclose: null,
+    holds: null,
     send(data: Uint8Array) {
-      if (channel.readyState === 'open') {
+      if (channel.readyState === 'open' && !channel.holds?.(data)) {
         sendToHost(data);
       }
     },

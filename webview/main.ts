@@ -8,6 +8,7 @@ import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
 import { ActionOverlay } from './overlay';
 import { SessionWatch, type Clock } from './reconnect';
+import { RfbPause, type PausableSession } from './rfbPause';
 import { SendKeysMenu } from './sendKeys';
 import { StableLayout } from './stableLayout';
 import { ScreenStats } from './stats';
@@ -15,8 +16,18 @@ import { Transports } from './transport';
 import { ViewModeControl } from './viewMode';
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewToHost): void };
+/**
+ * Left by the page's first script (src/webviewHtml.ts), which said `ready` before this bundle ran:
+ * the webview API, and the messages that came before the listener below.
+ */
+interface EarlyReady {
+  api: ReturnType<typeof acquireVsCodeApi>;
+  queued: MessageEvent<HostToWebview>[];
+  listener: (event: MessageEvent) => void;
+}
+const early = (window as { botScreenEarly?: EarlyReady }).botScreenEarly;
 
-const vscode = acquireVsCodeApi();
+const vscode = early?.api ?? acquireVsCodeApi();
 const post = (message: WebviewToHost): void => vscode.postMessage(message);
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -56,6 +67,10 @@ let inControl = false;
 let status: ScreenStatusView | undefined;
 let rfb: RFB | undefined;
 let channel: ScreenChannel | undefined;
+/** The session's pause while the view is hidden (./rfbPause.ts). */
+let pause: RfbPause | undefined;
+/** Whether the view is on screen, as the host last said. */
+let visible = true;
 const transports = new Transports(post, stats, () => watch.dataReceived());
 /**
  * The host opens a relay on `ready` when the screen runs (one round trip less on open); the
@@ -91,8 +106,9 @@ const watch = new SessionWatch(clock, {
   changed: () => renderBadge(),
 });
 
-window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
-  const message = event.data;
+window.addEventListener('message', (event: MessageEvent<HostToWebview>) => receive(event.data));
+
+function receive(message: HostToWebview): void {
   switch (message.type) {
     case 'hello':
       strings = message.strings;
@@ -111,7 +127,14 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : redial()));
       break;
     case 'visible':
+      visible = message.visible;
       watch.setVisible(message.visible);
+      if (message.visible) {
+        pause?.resume();
+      } else {
+        pause?.pause();
+      }
+      stats.setPaused(pause?.isPaused ?? false);
       break;
     case 'viewers':
       viewersText.textContent = message.label;
@@ -168,7 +191,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       clipboard.receive(message);
       break;
   }
-});
+}
 
 function render(next: ScreenStatusView): void {
   status = next;
@@ -253,14 +276,21 @@ function openSession(opened: ScreenChannel): void {
   clipboard.attach(session);
   viewMode.attach(session);
   session.background = 'var(--vscode-editor-background)';
+  const sessionPause = new RfbPause(pausable(session, opened));
+  opened.holds = (data) => sessionPause.holds(data);
   session.addEventListener('connect', () => {
     stats.setConnection('live');
     watch.connected();
+    if (!visible) {
+      sessionPause.pause(); // opened while hidden (a reconnect): quiet until shown
+      stats.setPaused(sessionPause.isPaused);
+    }
   });
   session.addEventListener('disconnect', () => {
     if (rfb === session) {
       rfb = undefined;
       channel = undefined;
+      pause = undefined;
       stats.setConnection('closed');
       showKeyboardBar(false);
       layout.sessionEnded();
@@ -271,7 +301,42 @@ function openSession(opened: ScreenChannel): void {
     }
   });
   rfb = session;
+  pause = sessionPause;
   a11y.relabel();
+}
+
+/** The fields of noVNC 1.7's RFB that its pause reads and sets: noVNC has no API for them. */
+interface RfbInternals {
+  _rfbConnectionState?: string;
+  _enabledContinuousUpdates?: boolean;
+  _fbWidth?: number;
+  _fbHeight?: number;
+}
+
+/**
+ * The session as its pause sees it. Without the fields (another noVNC) the size reads 0 and the
+ * pause does nothing: the host's own (it stops reading the relay) still keeps a hidden view quiet.
+ */
+function pausable(session: RFB, to: ScreenChannel): PausableSession {
+  const inner = session as unknown as RfbInternals;
+  const connected = (): boolean => inner._rfbConnectionState === 'connected';
+  return {
+    send: (message) => to.send(message),
+    get continuousUpdates() {
+      return inner._enabledContinuousUpdates === true;
+    },
+    set continuousUpdates(on: boolean) {
+      if (typeof inner._enabledContinuousUpdates === 'boolean') {
+        inner._enabledContinuousUpdates = on;
+      }
+    },
+    get width() {
+      return connected() ? (inner._fbWidth ?? 0) : 0;
+    },
+    get height() {
+      return connected() ? (inner._fbHeight ?? 0) : 0;
+    },
+  };
 }
 
 /** Ends the current session, if any, without telling the watch (it asked, or it is stopped). */
@@ -279,6 +344,7 @@ function dropSession(): void {
   const session = rfb;
   rfb = undefined;
   channel = undefined;
+  pause = undefined;
   session?.disconnect();
   stats.setConnection('closed');
   showKeyboardBar(false);
@@ -316,6 +382,16 @@ function releaseKeyboard(): void {
   showKeyboardBar(false);
 }
 
+// A revealed editor's webview is focused by the workbench itself, before the host's 'visible'
+// (which goes through the extension host, hundreds of ms on a loaded machine) arrives: the resume
+// goes to the server at once, and its answer waits in the relay until the host reads it again.
+window.addEventListener('focus', () => {
+  if (pause?.isPaused) {
+    pause.resume();
+    stats.setPaused(false);
+  }
+});
+
 releaseButton.addEventListener('click', releaseKeyboard);
 controlButton.addEventListener('click', () => {
   const action = controlButton.dataset.action as ViewAction | undefined;
@@ -344,6 +420,14 @@ document.addEventListener('focusout', () => {
   showKeyboardBar(false);
 });
 
-// 'ready' asks for a session too when the screen runs (the hello says whether it does).
+// 'ready' asks for a session too when the screen runs (the hello says whether it does). The page's
+// first script said it already, unless the page ran without it.
 stats.setConnection('connecting');
-post({ type: 'ready', origin: transports.connectOrigin() });
+if (early) {
+  window.removeEventListener('message', early.listener);
+  for (const event of early.queued.splice(0)) {
+    receive(event.data);
+  }
+} else {
+  post({ type: 'ready', origin: transports.connectOrigin() });
+}

@@ -92,6 +92,17 @@ export class ScreenStats {
     this.element.dataset.inControl = String(mine);
   }
 
+  /**
+   * The session was paused at the RFB level (the view hidden) or resumed: data-rfb-paused, and
+   * data-resumed-at the Date.now() when the resume went to the server (where a reveal's time goes).
+   */
+  setPaused(paused: boolean): void {
+    this.element.dataset.rfbPaused = String(paused);
+    if (!paused) {
+      this.element.dataset.resumedAt = String(Date.now());
+    }
+  }
+
   received(bytes: number): void {
     this.bytesIn += bytes;
     this.element.dataset.bytesIn = String(this.bytesIn);

@@ -180,6 +180,8 @@ export async function screenStats(frame) {
       openedAt: Number(d.openedAt),
       firstFrameAt: Number(d.firstFrameAt),
       lastFrameAt: Number(d.lastFrameAt),
+      rfbPaused: d.rfbPaused === 'true',
+      resumedAt: Number(d.resumedAt ?? 0),
     };
   }, SCREEN_FRAME);
 }

@@ -134,6 +134,8 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
     assert.equal(h1.bytesIn, h0.bytesIn, 'a hidden panel receives no bytes');
     assert.equal(h1.framesDrawn, h0.framesDrawn, 'a hidden panel draws no frames');
     assert.equal(viewEnd.bytesIn, viewStart.bytesIn, 'the Screen view in the closed side bar receives no bytes');
+    // The quiet is the session's own (webview/rfbPause.ts), not only a relay the host stopped reading.
+    assert.equal(h1.rfbPaused, true, 'the hidden panel paused its RFB session');
 
     // Reveal it again: the same RFB session draws again, soon.
     // Watched inside the page, so the time is the frame's own, not a round trip later.
@@ -153,12 +155,14 @@ test('a hidden Screen panel receives no bytes, and shows the screen again quickl
     const frameAt = await drawnAt;
     assert.ok(frameAt > 0, 'the revealed panel draws a frame again');
     const revealMs = frameAt - clickedAt;
-    console.log(`# reveal: first frame ${revealMs} ms after the tab click`);
+    const resumed = await screenStats(panel);
+    console.log(`# reveal: first frame ${revealMs} ms after the tab click (resume sent to the server at +${resumed.resumedAt - clickedAt} ms)`);
     assert.ok(revealMs < 5000, `the revealed panel draws within 5 s (took ${revealMs} ms)`);
     const after = await screenStats(panel);
     assert.equal(after.connects, h1.connects, 'no reconnect: the same RFB session resumed');
     assert.equal(after.connects, visibleStart.connects, 'no reconnect since the panel opened');
     assert.equal(after.connection, 'live');
+    assert.equal(after.rfbPaused, false, 'the revealed panel resumed its RFB session');
     assert.ok(after.bytesIn > h1.bytesIn, 'bytes flow again once revealed');
     await screenshot(page, 'ui-viewer-panel-revealed');
   });
