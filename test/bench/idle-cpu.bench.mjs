@@ -163,7 +163,7 @@ try {
   await sleep(15_000);
   log('ext host pid', extHostOf(server.pid));
   if (PHASES.includes('noscreen')) await sample('no screen (extension active, nothing started)', server.pid, SECONDS);
-  if (vsixArg !== 'none' && (PHASES.includes('viewer') || PHASES.includes('nopanel'))) {
+  if (vsixArg !== 'none' && ['viewer', 'flood', 'nopanel'].some((p) => PHASES.includes(p))) {
     await runCommand(page, TITLES.openInEditor);
     await sleep(3000);
     const drawn = async () => { const f = await screenFrame(page, 5000).catch(() => undefined); const s = f && await screenStats(f).catch(() => undefined); return s && s.framesDrawn > 0; };
