@@ -18,7 +18,7 @@ import type { RecordingSummary } from './core/recorderStore';
 import type { Sandbox } from './core/sandbox';
 import { listScreens, StoppedRecordings, type ListedScreen } from './core/screenList';
 import type { ScreenState } from './core/screenState';
-import { grabThumbnail, jpegDataUri, markerDisplayEnv, ThumbnailError, type Thumbnail } from './core/thumbnail';
+import { grabThumbnail, jpegDataUri, markerDisplayEnv, sameThumbnail, ThumbnailError, type Thumbnail } from './core/thumbnail';
 import { ThumbnailScheduler } from './core/thumbnailScheduler';
 import { hostShortName, recordingSpan, stateLabel, viewersLabel } from './messages';
 import { readSettings } from './settings';
@@ -57,7 +57,7 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
   private readonly changed = this.register(new vscode.EventEmitter<void>());
   readonly onDidChangeTreeData = this.changed.event;
   private readonly tree: vscode.TreeView<Node>;
-  private readonly scheduler = this.register(new ThumbnailScheduler<Thumbnail>({ intervalMs: REFRESH_MS }));
+  private readonly scheduler = this.register(new ThumbnailScheduler<Thumbnail>({ intervalMs: REFRESH_MS, same: sameThumbnail }));
   private readonly ownKey: string;
   private screens: ListedScreen[] = [];
   /** The recordings of screens that no longer run, read by `refresh` (only while the tree shows). */
@@ -70,6 +70,8 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
   private readonly sandboxes = new Map<string, { readonly startedAt: string; readonly backend: SandboxBackend; readonly sandbox: Sandbox }>();
   private readonly backends = new SandboxBackends();
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** What the last refresh listed (JSON), to tell the timer's re-reads that changed nothing. */
+  private listing = '';
 
   constructor(private readonly ctx: Ctx) {
     super();
@@ -176,13 +178,17 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
     this.refreshTimer = undefined;
     if (active) {
       this.refresh();
-      this.refreshTimer = setInterval(() => this.refresh(), REFRESH_MS);
+      this.refreshTimer = setInterval(() => this.refresh(false), REFRESH_MS);
     }
     this.scheduler.setVisible(active);
   }
 
-  /** Re-reads the markers (files only) and hands the running screens to the scheduler. */
-  private refresh(): void {
+  /**
+   * Re-reads the markers (files only) and hands the running screens to the scheduler. The tree is
+   * redrawn when something else changed (`force`), or when the listing differs from the last one:
+   * the timer's re-read of an unchanged listing sends VS Code nothing.
+   */
+  private refresh(force = true): void {
     try {
       this.screens = listScreens({ markers: this.ctx.markers, leasesDir: this.ctx.control.store.dir, workspaces: this.ctx.workspaces });
     } catch (err) {
@@ -211,7 +217,11 @@ export class ScreensOverview extends Disposable implements vscode.TreeDataProvid
         this.sandboxes.delete(key);
       }
     }
-    this.changed.fire();
+    const listing = JSON.stringify([this.screens, this.recordings]);
+    if (force || listing !== this.listing) {
+      this.listing = listing;
+      this.changed.fire();
+    }
     this.showOwnThumbnail();
   }
 

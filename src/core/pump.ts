@@ -53,6 +53,11 @@ abstract class SourcePump {
   /** Hands pending bytes to the sink, as far as it takes them. */
   protected abstract drain(): void;
 
+  /** True while pending bytes wait for the sink (the source is still read). */
+  protected waiting(): boolean {
+    return false;
+  }
+
   private onData(chunk: Buffer): void {
     if (this.disposed) {
       return;
@@ -73,7 +78,7 @@ abstract class SourcePump {
     } else if (!blocked && this.source.isPaused() && this.mayResume()) {
       this.source.resume();
     }
-    if (!blocked && this.pendingBytes > 0 && !this.flushScheduled) {
+    if (!blocked && this.pendingBytes > 0 && !this.flushScheduled && !this.waiting()) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
@@ -163,20 +168,33 @@ export interface MessageSink {
 export const DIRECT_WINDOW_BYTES = 512 * 1024;
 
 /**
+ * How many messages the direct channel keeps on the way to the webview before the next waits for
+ * an acknowledgement. One: what arrives from the relay while the webview is busy with a message
+ * goes out as one bigger message once it is done, instead of one message per read (each a
+ * socket write and an acknowledgement here, and a message event and a hop in the browser). The
+ * webview cannot take bytes sooner than it finishes the last message, so nothing waits longer.
+ */
+export const DIRECT_MAX_MESSAGES = 1;
+
+/**
  * Moves a relay's stdout into the direct channel's socket: no copies (the chunks go out behind
- * one frame header), one message per turn of the event loop. Until the webview's socket is
- * attached, the relay's first bytes wait here and the relay is not read further; nor is it while
- * `window` bytes or more are unacknowledged (`acked`).
+ * one frame header), at most `maxMessages` messages unacknowledged, each carrying all that
+ * arrived meanwhile. Until the webview's socket is attached, the relay's first bytes wait here
+ * and the relay is not read further; nor is it while `window` bytes or more are unacknowledged
+ * or waiting (`acked`).
  */
 export class SocketPump extends SourcePump {
   private sink: MessageSink | undefined;
   private full = false;
   /** Sent and not yet acknowledged by the webview. */
   private unacked = 0;
+  /** Messages sent and not yet acknowledged (the webview acknowledges each message once). */
+  private unackedMessages = 0;
 
   constructor(
     source: Readable,
     private readonly window = DIRECT_WINDOW_BYTES,
+    private readonly maxMessages = DIRECT_MAX_MESSAGES,
   ) {
     super(source);
   }
@@ -186,14 +204,21 @@ export class SocketPump extends SourcePump {
     this.update();
   }
 
-  /** The webview handed `bytes` more to noVNC. */
+  /** The webview handed `bytes` more to noVNC: one message's worth. */
   acked(bytes: number): void {
     this.unacked = Math.max(0, this.unacked - bytes);
+    this.unackedMessages = Math.max(0, this.unackedMessages - 1);
     this.update();
   }
 
   protected blocked(): boolean {
-    return !this.sink || this.full || this.unacked >= this.window;
+    // While a message is on the way the bytes behind it wait here: they count against the window too.
+    return !this.sink || this.full || this.unacked + (this.waiting() ? this.pendingBytes : 0) >= this.window;
+  }
+
+  /** Bytes wait, and the relay is still read, while a message is on the way. */
+  protected waiting(): boolean {
+    return this.unackedMessages >= this.maxMessages;
   }
 
   protected mayResume(): boolean {
@@ -202,7 +227,7 @@ export class SocketPump extends SourcePump {
 
   protected drain(): void {
     const sink = this.sink;
-    if (!sink || this.full || this.pendingBytes === 0) {
+    if (!sink || this.full || this.pendingBytes === 0 || this.waiting()) {
       return;
     }
     const chunks = this.pending;
@@ -210,6 +235,7 @@ export class SocketPump extends SourcePump {
     this.pending = [];
     this.pendingBytes = 0;
     this.unacked += length;
+    this.unackedMessages++;
     if (!sink.send(chunks, length)) {
       this.full = true;
       sink.onDrain(() => {

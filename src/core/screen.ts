@@ -300,15 +300,26 @@ export class ScreenController {
     if (this.current.state !== 'running' || !live || !screen) {
       throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'notRunning' });
     }
-    const relay = openStream(rfbRelayCommand(live.sandbox, screen.socket));
+    const stream = openStream(rfbRelayCommand(live.sandbox, screen.socket));
+    let killed = false;
+    const relay: StreamProcess = {
+      ...stream,
+      kill: () => {
+        killed = true;
+        stream.kill();
+      },
+    };
     if (!options.passive) {
       relay.stdout.on('data', () => this.noteActivity());
     }
     void relay.exited.then(({ exitCode, stderr }) => {
       this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
       // 137 is what a docker exec client returns when its container vanished: check now
-      // instead of waiting for an event or the next poll.
-      if (this.live === live && !this.disposed) {
+      // instead of waiting for an event or the next poll. A relay its owner ended (killed, or its
+      // stdin closed: a viewer that went, the recorder's next segment every 30 s) says nothing
+      // about the sandbox, and asking costs a CLI run.
+      const endedByOwner = killed || relay.stdin.writableEnded;
+      if (this.live === live && !this.disposed && !endedByOwner) {
         if (exitCode === RELAY_EXIT_UNREACHABLE) {
           // A relay that could not reach the socket in a sandbox that is still there: the
           // desktop itself may have stopped (Xvnc or the session ended).

@@ -155,3 +155,12 @@ export async function grabThumbnail(
 export function jpegDataUri(jpeg: Uint8Array): string {
   return `data:image/jpeg;base64,${Buffer.from(jpeg.buffer, jpeg.byteOffset, jpeg.byteLength).toString('base64')}`;
 }
+
+/** Whether two grabs show the same picture (the same screen size and the same JPEG bytes: the encoding is deterministic). */
+export function sameThumbnail(a: Thumbnail, b: Thumbnail): boolean {
+  return (
+    a.screenWidth === b.screenWidth &&
+    a.screenHeight === b.screenHeight &&
+    Buffer.from(a.jpeg.buffer, a.jpeg.byteOffset, a.jpeg.byteLength).equals(b.jpeg)
+  );
+}

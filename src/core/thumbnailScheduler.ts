@@ -1,8 +1,9 @@
 /**
  * When thumbnails are grabbed: every few seconds per screen, only while someone looks (the
- * Screens tree is visible), at most one grab in flight per screen, and slower after failures
- * (doubling up to a bound, back to the interval after a success). Knows nothing of sandboxes: a
- * target is a function that grabs.
+ * Screens tree is visible), at most one grab in flight per screen, slower after failures
+ * (doubling up to a bound, back to the interval after a success), and slower while the picture
+ * stays the same (an idle desktop costs a grab a minute, not twenty: each grab is an exec in the
+ * sandbox and a JPEG encoding here). Knows nothing of sandboxes: a target is a function that grabs.
  */
 import type { DisposableLike } from './lifecycle';
 
@@ -18,11 +19,19 @@ const SYSTEM_CLOCK: SchedulerClock = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
-export interface SchedulerOptions {
+export interface SchedulerOptions<T> {
   /** Between the end of one grab of a screen and the start of its next (default 3 s). */
   readonly intervalMs?: number;
   /** The longest wait after repeated failures (default 60 s). */
   readonly maxBackoffMs?: number;
+  /**
+   * Whether two grabs show the same picture. Given, a grab that shows the last one's picture is
+   * not reported, and the wait before the next doubles (up to `maxUnchangedMs`); a new picture
+   * brings the interval back.
+   */
+  readonly same?: (a: T, b: T) => boolean;
+  /** The longest wait while the picture stays the same (default 60 s). */
+  readonly maxUnchangedMs?: number;
   readonly clock?: SchedulerClock;
 }
 
@@ -35,6 +44,10 @@ interface Slot<T> {
   /** When the next grab is due (0: at once). */
   dueAt: number;
   failures: number;
+  /** The last picture reported, while grabs keep succeeding. */
+  last: { readonly value: T } | undefined;
+  /** Grabs in a row that showed the last picture. */
+  unchanged: number;
 }
 
 export class ThumbnailScheduler<T> implements DisposableLike {
@@ -44,11 +57,15 @@ export class ThumbnailScheduler<T> implements DisposableLike {
   private disposed = false;
   private readonly intervalMs: number;
   private readonly maxBackoffMs: number;
+  private readonly maxUnchangedMs: number;
+  private readonly same: ((a: T, b: T) => boolean) | undefined;
   private readonly clock: SchedulerClock;
 
-  constructor(options: SchedulerOptions = {}) {
+  constructor(options: SchedulerOptions<T> = {}) {
     this.intervalMs = options.intervalMs ?? 3000;
     this.maxBackoffMs = options.maxBackoffMs ?? 60_000;
+    this.maxUnchangedMs = options.maxUnchangedMs ?? 60_000;
+    this.same = options.same;
     this.clock = options.clock ?? SYSTEM_CLOCK;
   }
 
@@ -81,7 +98,7 @@ export class ThumbnailScheduler<T> implements DisposableLike {
     }
     for (const [key, grab] of targets) {
       if (!this.slots.has(key)) {
-        const slot: Slot<T> = { grab, running: false, timer: undefined, dueAt: 0, failures: 0 };
+        const slot: Slot<T> = { grab, running: false, timer: undefined, dueAt: 0, failures: 0, last: undefined, unchanged: 0 };
         this.slots.set(key, slot);
         this.schedule(slot);
       }
@@ -137,10 +154,17 @@ export class ThumbnailScheduler<T> implements DisposableLike {
       if (key === undefined) {
         return; // dropped meanwhile
       }
-      const wait = outcome.ok ? this.intervalMs : Math.min(this.maxBackoffMs, this.intervalMs * 2 ** outcome.failures);
+      const seen = outcome.ok && slot.last !== undefined && this.same !== undefined && this.same(slot.last.value, outcome.value);
+      slot.unchanged = seen ? slot.unchanged + 1 : 0;
+      slot.last = outcome.ok ? (seen ? slot.last : { value: outcome.value }) : undefined;
+      const wait = !outcome.ok
+        ? Math.min(this.maxBackoffMs, this.intervalMs * 2 ** outcome.failures)
+        : Math.max(this.intervalMs, Math.min(this.maxUnchangedMs, this.intervalMs * 2 ** slot.unchanged));
       slot.dueAt = this.clock.now() + wait;
-      for (const listener of [...this.listeners]) {
-        listener(key, outcome);
+      if (!seen) {
+        for (const listener of [...this.listeners]) {
+          listener(key, outcome);
+        }
       }
       this.schedule(slot);
     };

@@ -5,12 +5,19 @@
 // live children's (relays, the events client), the machine's load, and every child it spawned
 // (polled every 200 ms, by argv). `none` instead of a VSIX measures VS Code without Bot Screen.
 // Extra user settings as JSON in EXTRA_SETTINGS (e.g. {"remote.autoForwardPorts":false}, whose
-// port finder is VS Code's own poll). Asserts nothing. Usage:
-//   node test/bench/idle-cpu.bench.mjs [vsix|none] [seconds] [noscreen,viewer,nopanel]
+// port finder is VS Code's own poll). A `flood` phase samples the same while a terminal floods the
+// open panel. PROFILE=1 also takes a V8 CPU profile of the extension host over each sampled phase
+// (its inspector opened by SIGUSR1; Node 20 needs --experimental-websocket) and prints where its
+// time went: self time by part (Bot Screen's bundle, VS Code, Node, GC, idle) and the top
+// functions. Build the VSIX unminified (`node esbuild.mjs && npx vsce package`) for readable
+// names. Asserts nothing. Usage:
+//   node test/bench/idle-cpu.bench.mjs [vsix|none] [seconds] [noscreen,viewer,flood,nopanel]
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { openWorkbench, runCommand, sleep, startServer, waitFor } from '../ui/harness.mjs';
-import { TITLES, VSIX, containersOf, removeContainersOf, screenFrame, screenStats } from '../ui/botscreen.mjs';
+import { TITLES, VSIX, containersOf, removeContainersOf, screenFrame, screenStats, startFlood } from '../ui/botscreen.mjs';
+import { execFileSync } from 'node:child_process';
 
 const [vsixArg = VSIX, secondsArg = '60', phasesArg = 'noscreen,viewer,nopanel'] = process.argv.slice(2);
 const SECONDS = Number(secondsArg);
@@ -45,12 +52,72 @@ function machine() {
   return { busy: f.reduce((a, b) => a + b, 0) - idle, all: f.reduce((a, b) => a + b, 0) };
 }
 
+const PROFILE = Boolean(process.env.PROFILE);
+let inspector;
+
+/** The extension host's inspector (opened once by SIGUSR1): send(method, params) over CDP. */
+async function connectInspector(pid) {
+  if (inspector) return inspector;
+  process.kill(pid, 'SIGUSR1');
+  let list;
+  await waitFor(async () => { list = await fetch('http://127.0.0.1:9229/json/list').then((r) => r.json()).catch(() => undefined); return list?.length > 0; }, 10_000, 200, 'the inspector');
+  const ws = new WebSocket(list[0].webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
+  let id = 0;
+  const waiting = new Map();
+  ws.onmessage = (e) => { const m = JSON.parse(e.data); waiting.get(m.id)?.(m); waiting.delete(m.id); };
+  inspector = (method, params = {}) => new Promise((resolve) => { const i = ++id; waiting.set(i, resolve); ws.send(JSON.stringify({ id: i, method, params })); });
+  inspector.close = () => ws.close();
+  await inspector('Profiler.enable');
+  await inspector('Profiler.setSamplingInterval', { interval: 500 });
+  return inspector;
+}
+
+/** Self time of a CPU profile by part and by function (ms), printed as one JSON line. */
+function summarise(name, profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  const part = (cf) => {
+    if (cf.url.includes('bot-screen')) return 'Bot Screen';
+    if (/^\(/.test(cf.functionName)) return cf.functionName;
+    if (cf.url.startsWith('node:') || cf.url === '') return 'Node (and native)';
+    if (cf.url.includes('/extensions/') && !cf.url.includes('/lib/vscode/extensions/')) return 'other extensions';
+    return 'VS Code';
+  };
+  const parts = {};
+  const fns = new Map();
+  for (const [id, ms] of self) {
+    const cf = byId.get(id).callFrame;
+    const p = part(cf);
+    parts[p] = (parts[p] ?? 0) + ms;
+    const key = `${cf.functionName || '(anonymous)'} ${cf.url.split('/').slice(-1)[0]}:${cf.lineNumber + 1} [${p}]`;
+    fns.set(key, (fns.get(key) ?? 0) + ms);
+  }
+  // Inclusive time of Bot Screen's frames (outermost only, so nothing counts twice) by function.
+  const incl = new Map();
+  const walk = (n, inside) => {
+    const ours = part(n.callFrame) === 'Bot Screen';
+    let total = self.get(n.id) ?? 0;
+    for (const c of n.children ?? []) total += walk(byId.get(c), inside || ours);
+    if (ours && !inside) { const k = `${n.callFrame.functionName || '(anonymous)'}:${n.callFrame.lineNumber + 1}`; incl.set(k, (incl.get(k) ?? 0) + total); }
+    return total;
+  };
+  walk(profile.nodes[0], false);
+  const top = (m, k) => Object.fromEntries([...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([f, ms]) => [f, Number(ms.toFixed(1))]));
+  const round = Object.fromEntries(Object.entries(parts).sort((a, b) => b[1] - a[1]).map(([p, ms]) => [p, Number(ms.toFixed(1))]));
+  console.log(JSON.stringify({ profile: name, msSelfByPart: round, topSelf: top(fns, 30), botScreenEntriesInclusive: top(incl, 20) }));
+  fs.writeFileSync(path.join(os.tmpdir(), `idle-cpu-${name.replace(/\W+/g, '-')}.cpuprofile`), JSON.stringify(profile));
+}
+
 /** Samples the ext host over `seconds`: own CPU, reaped children's CPU, live children, and spawns (new child pids seen, polled every 200 ms). */
 async function sample(name, serverPid, seconds) {
   const eh = extHostOf(serverPid);
   const t0 = table();
   const a = { at: Date.now(), eh: stat(eh), server: stat(serverPid), m: machine(), kids: new Map(descendants(t0, eh).map((p) => [p, t0.get(p)])) };
   const load0 = os.loadavg();
+  const cdp = PROFILE ? await connectInspector(eh) : undefined;
+  await cdp?.('Profiler.start');
   const seen = new Map();
   const end = Date.now() + seconds * 1000;
   while (Date.now() < end) {
@@ -58,6 +125,7 @@ async function sample(name, serverPid, seconds) {
     for (const p of descendants(t, eh)) if (!a.kids.has(p) && !seen.has(p)) seen.set(p, cmdline(p).slice(0, 6).join(' '));
     await sleep(200);
   }
+  const profiled = cdp && (await cdp('Profiler.stop')).result.profile;
   const t1 = table();
   const b = { at: Date.now(), eh: stat(eh), server: stat(serverPid), m: machine() };
   const secs = (b.at - a.at) / 1000;
@@ -81,6 +149,7 @@ async function sample(name, serverPid, seconds) {
     spawns: seen.size, spawnsByCmd, live: liveList,
   };
   console.log(JSON.stringify(res));
+  if (profiled) summarise(name, profiled);
   return res;
 }
 
@@ -94,7 +163,7 @@ try {
   await sleep(15_000);
   log('ext host pid', extHostOf(server.pid));
   if (PHASES.includes('noscreen')) await sample('no screen (extension active, nothing started)', server.pid, SECONDS);
-  if (vsixArg !== 'none' && (PHASES.includes('viewer') || PHASES.includes('nopanel'))) {
+  if (vsixArg !== 'none' && ['viewer', 'flood', 'nopanel'].some((p) => PHASES.includes(p))) {
     await runCommand(page, TITLES.openInEditor);
     await sleep(3000);
     const drawn = async () => { const f = await screenFrame(page, 5000).catch(() => undefined); const s = f && await screenStats(f).catch(() => undefined); return s && s.framesDrawn > 0; };
@@ -105,6 +174,14 @@ try {
     log('screen running', containersOf(server.workspace));
     await sleep(10_000);
     if (PHASES.includes('viewer')) await sample('idle desktop, viewer open', server.pid, SECONDS);
+    if (PHASES.includes('flood')) {
+      const [container] = containersOf(server.workspace);
+      startFlood(container);
+      await sleep(8000);
+      await sample('terminal flood, viewer open', server.pid, SECONDS);
+      execFileSync('docker', ['exec', container, 'pkill', '-f', 'urandom'], { stdio: 'ignore' });
+      await sleep(5000);
+    }
     if (PHASES.includes('nopanel')) {
       await runCommand(page, 'View: Close All Editors');
       if (await page.locator('.part.sidebar').isVisible()) await runCommand(page, 'View: Close Primary Side Bar');
@@ -113,6 +190,7 @@ try {
     }
   }
 } finally {
+  inspector?.close();
   await wb?.close();
   await server.stop();
   removeContainersOf(server.workspace);

@@ -486,7 +486,9 @@ async function installEmptyWebview(server, dir) {
   if (!/successfully installed/i.test(out)) throw new Error(`installing the empty webview extension failed: ${out}`);
 }
 
-async function withSession({ geometry, emptyWebview = false, results }, body) {
+const BASELINE_SETTLE_MS = 30_000;
+
+async function withSession({ geometry, emptyWebview = false, baseline = false, results }, body) {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'botscreen-bench-'));
   await fsp.chmod(dir, 0o700);
   // BENCH_USER_SETTINGS (JSON) adds user settings to A, e.g. {"botScreen.viewer.directChannel":false} for its postMessage path.
@@ -510,6 +512,20 @@ async function withSession({ geometry, emptyWebview = false, results }, body) {
     await page.context().addInitScript({ content: countersScript(false) });
     await page.locator('.statusbar-item', { hasText: 'Screen:' }).first().waitFor({ timeout: 180_000 });
 
+    if (baseline) {
+      // VS Code's own extension host in this run: Bot Screen active, no screen started (so nothing
+      // of it runs but its idle listeners). The idle rows' share is what A spends above this.
+      // The window's own start (extensions activating, VS Code's first scans) settles first: a
+      // baseline taken during it made Bot Screen's share negative.
+      await sleep(BASELINE_SETTLE_MS);
+      log('no screen started: extension host baseline');
+      results.A.noScreen = { cpu: [] };
+      for (let i = 0; i < Math.max(RUNS, 3); i++) {
+        const a = cpuSnapshot(roots);
+        await sleep(WINDOW_MS);
+        results.A.noScreen.cpu.push(cpuBetween(a, cpuSnapshot(roots)));
+      }
+    }
     log(`cold start${geometry ? ` (${geometry})` : ''}`);
     const cold = await startCold(page, 'cold start');
     if (cold.failed) results.A.coldFailed = cold.failed;
@@ -938,6 +954,11 @@ function renderReport(results, env) {
   const perMB = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.kBps[i] / 1000));
   const perMpx = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.pxps[i] / 1e6));
   const none = { text: '' };
+  // Bot Screen's share of the extension host: each window less the median of the no-screen windows.
+  const shareOf = (cpus) => {
+    const base = cell(cpuOf(A.noScreen, ['A extension host'])).value;
+    return cell(base === undefined ? undefined : cpus.map((c) => (c['A extension host'] ?? 0) - base));
+  };
 
   if (A.cold || A.coldFailed) {
     row('cold container: Start → first frame (ms)', cell(A.cold, A.coldFailed && `the Start failed: ${A.coldFailed}`), cell(undefined, 'a tab does not start a sandbox'), 'A: n=1, the run\'s first screen');
@@ -968,8 +989,12 @@ function renderReport(results, env) {
     row(`${label}: frames drawn /s`, cell(a?.fps), cell(b?.fps), '', fpsTarget);
     row(`${label}: kB/s into noVNC`, cell(a?.kBps, a?.bytesWhy), cell(b?.kBps));
     row(`${label}: browser CPU %`, cell(cpuOf(a, ['A browser'])), cell(cpuOf(b, ['B browser'])));
-    const hostTarget = w === 'flood' ? atMost(5, ' %') : w === 'idle' ? atMost(0.5, ' %') : undefined;
-    row(`${label}: bridge CPU % (A: extension host; B: websockify + socat)`, cell(cpuOf(a, ['A extension host'])), cell(cpuOf(b, ['B websockify', 'B socat'])), '', hostTarget);
+    const hostTarget = w === 'flood' ? atMost(5, ' %') : undefined;
+    row(`${label}: bridge CPU % (A: extension host; B: websockify + socat)`, cell(cpuOf(a, ['A extension host'])), cell(cpuOf(b, ['B websockify', 'B socat'])),
+      w === 'idle' && A.noScreen ? 'the total; the target is judged on Bot Screen\'s share, below' : '', hostTarget);
+    if (w === 'idle' && a && A.noScreen) {
+      row('idle desktop, panel open: extension host CPU % above VS Code\'s own (A − the no-screen baseline)', shareOf(a.cpu), cell(undefined, 'no extension'), '', atMost(0.5, ' %'));
+    }
     row(`${label}: exec client CPU %`, cell(cpuOf(a, ['A exec client'])), cell(cpuOf(b, ['B exec client'])));
     row(`${label}: viewer side CPU % (all of the above; A also the VS Code server's other processes)`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
     if (w !== 'idle' && a?.kBps.every((x) => x !== undefined) && b) {
@@ -982,8 +1007,16 @@ function renderReport(results, env) {
       row('terminal flood, panel hidden: extension host CPU %', cell(a.hidden.map((h) => h.cpu['A extension host'] ?? 0)), none);
     }
   }
+  if (A.noScreen) {
+    row('no screen started (VS Code\'s own idle, Bot Screen active): extension host CPU %', cell(cpuOf(A.noScreen, ['A extension host'])), cell(undefined, 'no extension'),
+      `${A.noScreen.cpu.length} windows before the cold start: the baseline of the shares below`);
+  }
   if (B.idle) {
-    row('no panel open (during B\'s idle windows): extension host CPU %', cell(cpuOf(B.idle, ['A extension host'])), cell(undefined, 'no extension'), 'A\'s screen running, its panel closed', atMost(0.5, ' %'));
+    row('no panel open (during B\'s idle windows): extension host CPU %', cell(cpuOf(B.idle, ['A extension host'])), cell(undefined, 'no extension'), 'A\'s screen running, its panel closed',
+      A.noScreen ? undefined : atMost(0.5, ' %'));
+    if (A.noScreen) {
+      row('no panel open: extension host CPU % above VS Code\'s own (A − the no-screen baseline)', shareOf(B.idle.cpu), cell(undefined, 'no extension'), 'A\'s screen running, its panel closed', atMost(0.5, ' %'));
+    }
   }
   if (A.keys || B.keys) keyRows(row, A.keys, B.keys, '');
 
@@ -1087,7 +1120,8 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
   flips' damaged rectangles. Bytes: B counts WebSocket messages; A reads the webview's own counter of the bytes it
   hands to noVNC.
 - CPU: % of one core from /proc (utime + stime, children reaped during a window included), per process group; "whole
-  machine" from /proc/stat.
+  machine" from /proc/stat. With the idle workload, A's extension host is first sampled with no screen started (VS Code's
+  own idle work, Bot Screen active but idle): the idle targets are judged on what A spends above that baseline.
 - Each workload runs once in the sandbox while the viewers take turns in the order ${ORDER.join(',')} (${RUNS} windows each,
   ${WINDOW_MS / 1000} s each after ${SETTLE_MS / 1000} s of settling); a viewer is opened fresh for each window and closed after, so only one
   viewer reads the screen at a time. Cells are median [min–max] over the windows.
@@ -1147,7 +1181,7 @@ async function main() {
   };
   const workloads = WORKLOADS.map((w) => w.name).filter((w) => parts.has(w));
   if (workloads.length || parts.has('webview') || parts.has('soak')) {
-    await withSession({ emptyWebview: parts.has('webview'), results }, async (session) => {
+    await withSession({ emptyWebview: parts.has('webview'), baseline: parts.has('idle'), results }, async (session) => {
       if (parts.has('webview')) {
         log('VS Code\'s own webview boot (empty webview)');
         results.webview = await emptyWebviewBoot(session.page);

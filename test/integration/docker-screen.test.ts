@@ -3,19 +3,45 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ScreenError } from '../../src/core/problem';
 import { SandboxBackends } from '../../src/core/backends/registry';
-import { ScreenController } from '../../src/core/screen';
+import { endRelay } from '../../src/core/relay';
+import { ScreenController, type BackendFactory } from '../../src/core/screen';
 import type { ScreenSettings } from '../../src/core/settings';
 import { rfbHandshake } from '../support/rfb';
 import { desktopProcesses, hostProcesses, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 
 
-function controllerFor(config: ScreenSettings): ScreenController {
-  return new ScreenController(new SandboxBackends(), () => config, testLog, tempMarkers());
+function controllerFor(config: ScreenSettings, backends: BackendFactory = new SandboxBackends()): ScreenController {
+  return new ScreenController(backends, () => config, testLog, tempMarkers());
+}
+
+/** The real backends, counting the liveness checks (each a CLI run) the controller asks for. */
+function countingBackends(): BackendFactory & { livenessChecks: number } {
+  const real = new SandboxBackends();
+  const factory = {
+    livenessChecks: 0,
+    backendFor: (...args: Parameters<BackendFactory['backendFor']>) => {
+      const backend = real.backendFor(...args);
+      return (
+        backend &&
+        new Proxy(backend, {
+          get(target, prop) {
+            const value: unknown = Reflect.get(target, prop, target);
+            if (prop === 'liveness') {
+              factory.livenessChecks++;
+            }
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        })
+      );
+    },
+  };
+  return factory;
 }
 
 describe('docker sandbox screen', () => {
   const config = settings({ geometry: '1024x640' });
-  const controller = controllerFor(config);
+  const backends = countingBackends();
+  const controller = controllerFor(config, backends);
   after(async () => {
     await controller.stop().catch(() => undefined);
     controller.dispose();
@@ -37,6 +63,23 @@ describe('docker sandbox screen', () => {
     } finally {
       relay.kill();
     }
+  });
+
+  test('a relay its owner ends (killed, or its stdin closed) asks nothing of the sandbox; a suspicion does', async () => {
+    await controller.start();
+    const before = backends.livenessChecks;
+    const killed = controller.openRelay();
+    await rfbHandshake(killed.stdout, killed.stdin);
+    killed.kill();
+    const closed = controller.openRelay();
+    await rfbHandshake(closed.stdout, closed.stdin);
+    endRelay(closed, [new Uint8Array([4, 0, 0, 0, 0, 0, 0xff, 0xe1])]); // a key release, as a viewer's close sends
+    await Promise.all([killed.exited, closed.exited]);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(backends.livenessChecks, before, 'no liveness check for relays this side ended');
+    controller.suspectGone();
+    await waitFor(() => backends.livenessChecks > before, 5_000, 50, 'the check a suspicion asks for (the count sees checks)');
+    assert.equal(controller.status.state, 'running');
   });
 
   test('the container has the promised limits and no published port', () => {

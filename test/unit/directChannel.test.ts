@@ -274,7 +274,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 test('the socket pump holds the first bytes until the socket is attached, then sends one message per turn', async () => {
   const source = new PassThrough();
-  const pump = new SocketPump(source);
+  const pump = new SocketPump(source, undefined, Infinity);
   source.write(Buffer.from('RFB 003.008\n'));
   await tick();
   await tick();
@@ -293,7 +293,7 @@ test('the socket pump holds the first bytes until the socket is attached, then s
 
 test('the socket pump stops reading while the socket is full or the viewer hidden', async () => {
   const source = new PassThrough();
-  const pump = new SocketPump(source);
+  const pump = new SocketPump(source, undefined, Infinity);
   const out = sink(1);
   pump.attach(out);
   source.write(Buffer.from('a'));
@@ -322,7 +322,7 @@ test('the socket pump stops reading while the socket is full or the viewer hidde
 
 test('the socket pump keeps at most its window unacknowledged: a hidden or lagging webview gets no more', async () => {
   const source = new PassThrough();
-  const pump = new SocketPump(source, 1000);
+  const pump = new SocketPump(source, 1000, Infinity);
   const out = sink(100);
   pump.attach(out);
   source.write(Buffer.alloc(600, 1));
@@ -350,6 +350,50 @@ test('the socket pump keeps at most its window unacknowledged: a hidden or laggi
   await tick();
   await tick();
   assert.equal(out.messages.length, 3, 'nothing sent while hidden, acknowledged or not');
+  pump.setVisible(true);
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.at(-1), Buffer.alloc(5, 4));
+});
+
+test('the socket pump keeps one message on the way: what arrives meanwhile waits (still read) and goes out as one message on the ack', async () => {
+  const source = new PassThrough();
+  const pump = new SocketPump(source, 1000);
+  const out = sink(100);
+  pump.attach(out);
+  source.write(Buffer.from('RFB 003.008\n'));
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.map(String), ['RFB 003.008\n']);
+  for (let i = 0; i < 3; i++) {
+    source.write(Buffer.alloc(100, i));
+    await tick();
+    await tick();
+  }
+  assert.equal(out.messages.length, 1, 'nothing more before the first message is acknowledged');
+  assert.equal(source.isPaused(), false, 'the relay is still read meanwhile');
+  pump.acked(12);
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.slice(1), [Buffer.concat([Buffer.alloc(100, 0), Buffer.alloc(100, 1), Buffer.alloc(100, 2)])], 'the three reads in one message');
+  // Waiting bytes count against the window: the relay is not read past it.
+  source.write(Buffer.alloc(800, 3));
+  await tick();
+  await tick();
+  assert.ok(source.isPaused(), '300 on the way and 800 waiting: over the window of 1000');
+  pump.acked(300);
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages.at(-1), Buffer.alloc(800, 3));
+  assert.equal(source.isPaused(), false);
+  // Hidden: nothing goes, acknowledged or not; shown again, what waited goes out as one message.
+  pump.setVisible(false);
+  source.write(Buffer.alloc(5, 4));
+  await tick();
+  pump.acked(800);
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 3);
   pump.setVisible(true);
   await tick();
   await tick();

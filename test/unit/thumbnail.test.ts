@@ -14,6 +14,7 @@ import {
   jpegDataUri,
   markerDisplayEnv,
   parseThumbnailOutput,
+  sameThumbnail,
   THUMBNAIL_WIDTH,
   ThumbnailError,
 } from '../../src/core/thumbnail';
@@ -113,6 +114,20 @@ test('the JPEGs decode to the picture: the right size and aspect, close colours'
     }
   }
   assert.match(jpegDataUri(new Uint8Array([0xff, 0xd8])), /^data:image\/jpeg;base64,\/9g=$/);
+});
+
+test('the same screen encodes to the same bytes (what the Screens tree backs off on); one changed pixel or another size does not', () => {
+  const raw = parseThumbnailOutput(runThumbnailPy(fakeGrabSource(1280, 800)));
+  const thumbnail = (r: typeof raw, at: number) => {
+    const { jpeg, width, height } = encodeJpeg(r, THUMBNAIL_WIDTH);
+    return { screenWidth: r.screenWidth, screenHeight: r.screenHeight, jpeg, width, height, icon: jpeg, at, ms: 0, wireBytes: 0 };
+  };
+  const first = thumbnail(raw, 1);
+  assert.ok(sameThumbnail(first, thumbnail({ ...raw, rgb: Buffer.from(raw.rgb) }, 2)), 'grabbed again, at another time');
+  const moved = Buffer.from(raw.rgb);
+  moved[0] ^= 0xff;
+  assert.equal(sameThumbnail(first, thumbnail({ ...raw, rgb: moved }, 3)), false, 'one pixel changed');
+  assert.equal(sameThumbnail(first, { ...first, screenWidth: first.screenWidth + 1 }), false, 'another screen size');
 });
 
 test('a grab is one exec in the sandbox, not interactive, with the display env; it fails with the exit code', async () => {

@@ -170,6 +170,50 @@ test('failures back off (doubling up to the bound); a success returns to the int
   scheduler.dispose();
 });
 
+test('an unchanged picture is not reported and the next grab waits twice as long (up to a bound); a new picture or a failure brings the interval back', async () => {
+  const clock = new FakeClock();
+  const scheduler = new ThumbnailScheduler<string>({ intervalMs: 1000, maxUnchangedMs: 8000, same: (a, b) => a === b, clock });
+  const results: [string, GrabOutcome<string>][] = [];
+  scheduler.onResult((key, outcome) => results.push([key, outcome]));
+  const a = controlledGrab();
+  a.use(clock);
+  scheduler.setTargets(new Map([['a', a.grab]]));
+  scheduler.setVisible(true);
+  await clock.advance(0);
+  /** Ends the running grab with `answer` and returns the wait until the next one starts. */
+  const gapAfter = async (answer: string | Error): Promise<number> => {
+    const call = a.calls.at(-1)!;
+    if (answer instanceof Error) {
+      call.reject(answer);
+    } else {
+      call.resolve(answer);
+    }
+    const endedAt = clock.now();
+    const before = a.calls.length;
+    await clock.advance(60_000);
+    assert.equal(a.calls.length, before + 1, 'exactly one more grab');
+    clock.time = a.calls.at(-1)!.at;
+    return a.calls.at(-1)!.at - endedAt;
+  };
+  const gaps = [];
+  for (const answer of ['idle', 'idle', 'idle', 'idle', 'idle', 'idle', 'moved', 'moved']) {
+    gaps.push(await gapAfter(answer));
+  }
+  assert.deepEqual(gaps, [1000, 2000, 4000, 8000, 8000, 8000, 1000, 2000], 'doubling while the same, back to the interval on a change');
+  assert.deepEqual(
+    results.map(([, o]) => (o.ok ? o.value : 'failed')),
+    ['idle', 'moved'],
+    'only new pictures are reported',
+  );
+  assert.equal(await gapAfter(new Error('no display')), 2000, 'a failure backs off as failures do');
+  assert.equal(await gapAfter('moved'), 1000, 'the first picture after a failure is reported, even when it is the last one seen');
+  assert.deepEqual(
+    results.map(([, o]) => (o.ok ? o.value : 'failed')),
+    ['idle', 'moved', 'failed', 'moved'],
+  );
+  scheduler.dispose();
+});
+
 test('a grab that throws at once counts as a failure, not a crash; it is retried later', async () => {
   const { clock, scheduler, results } = setup({ intervalMs: 1000 });
   let calls = 0;
