@@ -91,6 +91,14 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
     assert.equal(result.status, 'done', `${what}: ${JSON.stringify(result)}`);
     return result as Extract<ActionResult, { status: 'done' }>;
   };
+  /** The pointer goes to a corner and the screen settles, then a live screenshot: its PNG and the time it shows. */
+  const stillShot = async (): Promise<{ t: number; png: Uint8Array }> => {
+    done(await runner.perform('move', { x: WIDTH - 1, y: HEIGHT - 1 }), 'move to the corner');
+    await sleep(2500);
+    const before = Date.now();
+    const shot = done(await runner.perform('screenshot', {}), 'screenshot').screenshot!;
+    return { t: Math.round((before + Date.now()) / 2), png: shot.png };
+  };
 
   after(async () => {
     recorder?.dispose();
@@ -146,12 +154,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
       done(await runner.perform('click', { x: 150 + round * 50, y: 300, button: 'left' }), 'click');
       await sleep(3000);
       sh('docker', ['exec', container, 'rm', '-f', trigger]);
-      // The pointer goes to a corner and the screen settles before the live screenshot.
-      done(await runner.perform('move', { x: WIDTH - 1, y: HEIGHT - 1 }), 'move to the corner');
-      await sleep(2500);
-      const before = Date.now();
-      const shot = done(await runner.perform('screenshot', {}), 'screenshot').screenshot!;
-      shots.push({ t: Math.round((before + Date.now()) / 2), png: shot.png });
+      shots.push(await stillShot());
       await sleep(500);
     }
     const elapsed = Date.now() - started;
@@ -270,11 +273,8 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
       sh('docker', ['exec', container, 'touch', trigger]);
       await sleep(3000);
       sh('docker', ['exec', container, 'rm', '-f', trigger]);
-      done(await runner.perform('move', { x: WIDTH - 1, y: HEIGHT - 1 }), 'move to the corner');
-      await sleep(2500);
-      const before = Date.now();
-      const shot = done(await runner.perform('screenshot', {}), 'screenshot').screenshot!;
-      return { t: Math.round((before + Date.now()) / 2) - opened.startedAt, pixels: pngPixels(shot.png) };
+      const shot = await stillShot();
+      return { t: shot.t - opened.startedAt, pixels: pngPixels(shot.png) };
     };
     const canvasPixels = () =>
       page.evaluate(() => {
