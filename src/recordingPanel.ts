@@ -1,13 +1,14 @@
 // The Open Recording editor panel: the replay webview (webview/replay.ts) of one screen's
 // recording or of an exported recording file, and where its exports are saved. A screen's
-// recording still being written is followed while the panel is visible: what its files gain is
-// sent to the replay, which grows its timeline.
+// recording still being written is followed while the panel is visible (followRecording: file
+// events, at most once a second): what its files gain is sent to the replay, which grows its
+// timeline.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Logger } from './core/logger';
-import { exportRecording, recordingOf, RecordingFollower, type RecordingSummary } from './core/recorderStore';
+import { exportRecording, followRecording, recordingOf, type RecordingFollow, type RecordingSummary } from './core/recorderStore';
 import type { ReplayHostMessage, ReplayWebviewMessage } from './replayProtocol';
 import { webviewPage } from './webviewHtml';
 
@@ -19,9 +20,6 @@ export type ReplaySource =
   | { readonly kind: 'screen'; readonly summary: RecordingSummary; readonly live?: boolean }
   | { readonly kind: 'file'; readonly file: string };
 
-/** How often a live recording's files are looked at while its panel is visible. */
-const FOLLOW_MS = 1_000;
-
 /** The open panels, newest last: tests and commands reach them. */
 const panels = new Set<RecordingPanel>();
 
@@ -30,7 +28,8 @@ export class RecordingPanel {
   private readonly videoWaiters: ((file: string | undefined) => void)[] = [];
   /** A target chosen before the export (the command's argument): no save dialog then. */
   private videoTarget: vscode.Uri | undefined;
-  private followTimer: NodeJS.Timeout | undefined;
+  /** Following a live recording (src/core/recorderStore.ts). */
+  private following: RecordingFollow | undefined;
 
   static latest(): RecordingPanel | undefined {
     return [...panels].pop();
@@ -56,7 +55,7 @@ export class RecordingPanel {
     panels.add(this);
     this.panel.onDidDispose(() => {
       panels.delete(this);
-      clearInterval(this.followTimer);
+      this.following?.dispose();
       this.videoWaiters.splice(0).forEach((resolve) => resolve(undefined));
     });
     const webview = this.panel.webview;
@@ -74,8 +73,8 @@ export class RecordingPanel {
             exporting: vscode.l10n.t('Recording the video while it plays…'),
           },
         });
-      } else if (message.type === 'loaded' && source.kind === 'screen' && !this.followTimer) {
-        this.follow(new RecordingFollower(source.summary.dir, message.files));
+      } else if (message.type === 'loaded' && source.kind === 'screen' && !this.following) {
+        this.follow(source.summary.dir, message.files);
       } else if (message.type === 'exportRaw') {
         void this.exportRaw();
       } else if (message.type === 'video') {
@@ -84,20 +83,22 @@ export class RecordingPanel {
     });
   }
 
-  /** Sends the replay what the recording gained, every FOLLOW_MS while the panel is visible (hidden, it catches up when shown). */
-  private follow(follower: RecordingFollower): void {
-    this.followTimer = setInterval(() => {
-      if (!this.panel.visible) {
-        return;
-      }
-      const { appended, dropped } = follower.poll();
-      for (const { name, bytes } of appended) {
-        void this.post({ type: 'append', name, bytes });
-      }
-      if (dropped.length > 0) {
-        void this.post({ type: 'dropped', names: dropped });
-      }
-    }, FOLLOW_MS);
+  /** Sends the replay what the recording gains while the panel is visible (hidden, it catches up when shown). */
+  private follow(dir: string, known: readonly { readonly name: string; readonly bytes: number }[]): void {
+    this.following = followRecording(
+      dir,
+      known,
+      ({ appended, dropped }) => {
+        for (const { name, bytes } of appended) {
+          void this.post({ type: 'append', name, bytes });
+        }
+        if (dropped.length > 0) {
+          void this.post({ type: 'dropped', names: dropped });
+        }
+      },
+      { visible: () => this.panel.visible },
+    );
+    this.panel.onDidChangeViewState(() => this.following?.shown());
   }
 
   seek(t: number): Thenable<boolean> {

@@ -103,6 +103,8 @@ class Segment {
   readonly path: string;
   bytes = 0;
   hasKeyframe = false;
+  /** Timeline events written into it. */
+  events = 0;
   /** An update came after the keyframe: the screen changed since. */
   changed = false;
   private readonly relay: StreamProcess;
@@ -135,7 +137,7 @@ class Segment {
       ready: (width, height) => this.ready(width, height),
       messageStart: (type) => this.messageStart(type),
       messageEnd: (type) => this.messageEnd(type),
-      updateEnd: () => this.updateEnd(),
+      updateEnd: (pixels) => this.updateEnd(pixels),
       resized: (width, height) => {
         this.width = width;
         this.height = height;
@@ -151,6 +153,7 @@ class Segment {
 
   /** Appends a timeline event to this segment's file. */
   event(event: TimelineEvent): void {
+    this.events++;
     this.write(encodeRecord(RecordType.Event, this.owner.now() - this.startedAt, jsonPayload(event)));
   }
 
@@ -232,7 +235,15 @@ class Segment {
     this.request(false);
   }
 
-  private updateEnd(): void {
+  private updateEnd(pixels: boolean): void {
+    if (!this.hasKeyframe && !pixels) {
+      // Xvnc answers a full request with an update holding only the ExtendedDesktopSize, and
+      // keeps the whole screen marked changed for the next request: asked for at once, not at
+      // the frame cap. Marking the keyframe here let replay start from a black screen, and ended
+      // the previous segment before this one had a picture.
+      this.request(true);
+      return;
+    }
     if (!this.hasKeyframe) {
       this.hasKeyframe = true;
       this.write(encodeRecord(RecordType.Keyframe, this.owner.now() - this.startedAt, new Uint8Array(0)));
@@ -462,7 +473,9 @@ export class Recorder {
 
   private close(segment: Segment): void {
     segment.end();
-    if (segment.bytes > 0) {
+    // A segment that never drew the whole screen cannot be replayed from anywhere: without a
+    // timeline event of its own it is nothing but a black picture at the recording's end.
+    if (segment.bytes > 0 && (segment.hasKeyframe || segment.events > 0)) {
       this.closed.push({ path: segment.path, startedAt: segment.startedAt, seq: segment.seq, bytes: segment.bytes });
       this.closedBytes += segment.bytes;
     } else {

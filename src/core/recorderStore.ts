@@ -4,7 +4,8 @@
 // Free of `vscode`, so the Screens view and the tests list recordings with the same code.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { listSegments, type SegmentFile } from './recorder';
+import { watchDirectory } from './fileWatch';
+import { listSegments, SEGMENT_SUFFIX, type SegmentFile } from './recorder';
 import { concatRecordings, mergeRecordings, readRecording, RecordingFormatError, type RecordingHeader, type RecordingRecord } from './recordingFormat';
 
 /** A screen's recording, as a list shows it. */
@@ -150,6 +151,62 @@ export class RecordingFollower {
     dropped.forEach((name) => this.offsets.delete(name));
     return { appended, dropped };
   }
+}
+
+/** The most often a followed recording's files are read. */
+export const FOLLOW_MS = 1_000;
+
+export interface RecordingFollow {
+  /** The replay became visible: what came while it was hidden is read now. */
+  shown(): void;
+  dispose(): void;
+}
+
+/**
+ * Follows a recording being written for a replay: when a segment file of `dir` changes (the
+ * kernel's file events, not a timer: a still screen writes nothing, so nothing runs), what it
+ * gained goes to `send`, at most every `intervalMs`, and only while `visible()`; hidden, it is
+ * read once `shown` is called. `known` is what the replay has already (RecordingFollower).
+ */
+export function followRecording(
+  dir: string,
+  known: readonly { readonly name: string; readonly bytes: number }[],
+  send: (growth: RecordingGrowth) => void,
+  options: { readonly visible?: () => boolean; readonly intervalMs?: number } = {},
+): RecordingFollow {
+  const follower = new RecordingFollower(dir, known);
+  const intervalMs = options.intervalMs ?? FOLLOW_MS;
+  // What was written between the replay's load and the watch is read at once.
+  let changed = true;
+  let timer: NodeJS.Timeout | undefined;
+  let disposed = false;
+  const read = () => {
+    if (disposed || timer || !changed || options.visible?.() === false) {
+      return;
+    }
+    changed = false;
+    const growth = follower.poll();
+    if (growth.appended.length > 0 || growth.dropped.length > 0) {
+      send(growth);
+    }
+    timer = setTimeout(() => {
+      timer = undefined;
+      read();
+    }, intervalMs);
+  };
+  const watch = watchDirectory(dir, (name) => name.endsWith(SEGMENT_SUFFIX), () => {
+    changed = true;
+    read();
+  });
+  read();
+  return {
+    shown: read,
+    dispose: () => {
+      disposed = true;
+      watch.dispose();
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** Up to `length` bytes of a file from `offset`; fewer when it is shorter, none when it is gone. */

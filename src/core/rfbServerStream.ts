@@ -39,8 +39,12 @@ export interface ServerMessageEvents {
   messageStart(type: number): void;
   /** The message that started last ends at the current stream position. */
   messageEnd(type: number): void;
-  /** A FramebufferUpdate ended (after messageEnd). */
-  updateEnd(): void;
+  /**
+   * A FramebufferUpdate ended (after messageEnd). `pixels`: it held a pixel rectangle, not only
+   * pseudo-rectangles (Xvnc answers a new client's first request with an update that holds only
+   * its ExtendedDesktopSize, and the picture in the next one).
+   */
+  updateEnd(pixels: boolean): void;
   /** The screen changed size (DesktopSize / ExtendedDesktopSize). */
   resized(width: number, height: number): void;
   /**
@@ -134,6 +138,7 @@ export function* serverMessages(events: ServerMessageEvents, pixelFormat: () => 
       case MSG_FRAMEBUFFER_UPDATE: {
         const pf = pixelFormat();
         const rects = u16(yield* read(3), 1);
+        let pixels = false;
         for (let i = 0; i < rects; i++) {
           const rect = yield* read(12);
           const w = u16(rect, 4);
@@ -152,11 +157,12 @@ export function* serverMessages(events: ServerMessageEvents, pixelFormat: () => 
               events.resized(w, h);
             }
           } else {
+            pixels ||= encoding >= 0;
             yield* rectBody(encoding, w, h, pf);
           }
         }
         events.messageEnd(type);
-        events.updateEnd();
+        events.updateEnd(pixels);
         continue;
       }
       case MSG_COLOUR_MAP:

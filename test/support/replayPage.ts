@@ -1,12 +1,12 @@
 // The replay panel's real script (dist/replay.js, noVNC's decoders) in Debian's Chromium, fed a
 // recording's segment files: the integration test checks the pictures it draws and the recorder
 // bench times its seeks with it. Following a live recording, it plays the panel's host part too
-// (src/recordingPanel.ts: RecordingFollower's growth sent as messages).
+// (src/recordingPanel.ts: followRecording's growth sent as messages).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
-import { RecordingFollower } from '../../src/core/recorderStore';
+import { followRecording } from '../../src/core/recorderStore';
 
 // The browser's globals, for the functions the page runs (serialized by Playwright; this project
 // compiles without the DOM library).
@@ -65,7 +65,7 @@ export interface ReplayPage {
   close(): Promise<void>;
 }
 
-/** How often a followed recording is looked at (the panel's FOLLOW_MS is 1 s; tests go faster). */
+/** The most often a followed recording is read (the panel's FOLLOW_MS is 1 s; tests go faster). */
 const FOLLOW_MS = 300;
 
 /**
@@ -99,7 +99,7 @@ export async function openReplay(files: readonly string[], viewport = { width: 1
       { list, live: follow !== undefined },
     );
     await page.waitForFunction(() => document.body.dataset.loaded === 'true', undefined, { timeout: 180_000 });
-    const stop = follow === undefined ? () => undefined : await followRecording(page, follow);
+    const stop = follow === undefined ? () => undefined : await followLive(page, follow);
     return {
       page,
       seek: (t, options) => seek(page, t, options?.pixels ?? false),
@@ -114,33 +114,28 @@ export async function openReplay(files: readonly string[], viewport = { width: 1
   }
 }
 
-/** The panel's follower: once the page says what it loaded, what the directory gains is posted to it. */
-async function followRecording(page: Page, dir: string): Promise<() => void> {
+/** The panel's follower (the same followRecording): once the page says what it loaded, what the directory gains is posted to it, in order. */
+async function followLive(page: Page, dir: string): Promise<() => void> {
   const loaded = await page.waitForFunction(() => window.posted.find((m: { type: string }) => m.type === 'loaded'), undefined, { timeout: 30_000 });
   const { files } = (await loaded.jsonValue()) as { files: { name: string; bytes: number }[] };
-  const follower = new RecordingFollower(dir, files);
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) {
-      return;
-    }
-    busy = true;
-    const { appended, dropped } = follower.poll();
+  let posting = Promise.resolve();
+  const follow = followRecording(dir, files, ({ appended, dropped }) => {
     const messages = [
       ...appended.map(({ name, bytes }) => ({ type: 'append', name, base64: Buffer.from(bytes).toString('base64') })),
       ...(dropped.length > 0 ? [{ type: 'dropped', names: dropped }] : []),
     ];
-    page
-      .evaluate((list) => {
-        for (const m of list as { type: string; base64?: string }[]) {
-          const { base64, ...rest } = m;
-          window.postMessage(base64 === undefined ? rest : { ...rest, bytes: Uint8Array.from(atob(base64), (c: string) => c.charCodeAt(0)) }, '*');
-        }
-      }, messages)
-      .catch(() => undefined)
-      .finally(() => (busy = false));
-  }, FOLLOW_MS);
-  return () => clearInterval(timer);
+    posting = posting
+      .then(() =>
+        page.evaluate((list) => {
+          for (const m of list as { type: string; base64?: string }[]) {
+            const { base64, ...rest } = m;
+            window.postMessage(base64 === undefined ? rest : { ...rest, bytes: Uint8Array.from(atob(base64), (c: string) => c.charCodeAt(0)) }, '*');
+          }
+        }, messages),
+      )
+      .catch(() => undefined);
+  }, { intervalMs: FOLLOW_MS });
+  return () => follow.dispose();
 }
 
 async function seek(page: Page, t: number, pixels: boolean): Promise<Drawn> {

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { listSegments, Recorder } from '../../src/core/recorder';
-import { deleteRecording, exportRecording, isScreenId, listRecordings, RecordingFollower, recordingOf } from '../../src/core/recorderStore';
+import { deleteRecording, exportRecording, followRecording, isScreenId, listRecordings, RecordingFollower, recordingOf, type RecordingGrowth } from '../../src/core/recorderStore';
 import { RfbStreamFeeder, setEncodings, setPixelFormat } from '../../src/core/recorderRfb';
 import {
   concatRecordings,
@@ -271,13 +271,23 @@ class FakeRelay {
   private buffered = Buffer.alloc(0);
   private stage = 0;
   private waiting = false;
+  private pictureDue = false;
+  private held = false;
 
   constructor(
     private readonly bytesPerUpdate: number,
-    private readonly screen: { still: boolean } = { still: false },
+    private readonly screen: { still?: boolean; layoutFirst?: boolean; holdPicture?: boolean } = {},
   ) {
     this.stdin.on('data', (chunk: Buffer) => this.client(chunk));
     this.stdout.write(Buffer.from('RFB 003.008\n'));
+  }
+
+  /** A held picture (`holdPicture`) goes out now. */
+  releasePicture(): void {
+    if (this.held && !this.killed) {
+      this.held = false;
+      this.answer();
+    }
   }
 
   /** The screen changed: a waiting incremental request is answered. */
@@ -313,7 +323,19 @@ class FakeRelay {
         this.clientTypes.push(message[0]);
         if (message[0] === 3 && !this.killed) {
           this.requests.push(message[1] === 1);
-          if (message[1] === 1 && this.screen.still) {
+          if (message[1] === 0 && this.screen.layoutFirst) {
+            // Xvnc: a full request is answered by an update with only the screen layout; the
+            // whole screen stays marked changed and goes with the next request's answer.
+            this.stdout.write(update(rect(0, 0, 64, 48, -308, Buffer.concat([Buffer.from([1, 0, 0, 0]), Buffer.alloc(16)]))));
+            this.pictureDue = true;
+          } else if (this.pictureDue) {
+            this.pictureDue = false;
+            if (this.screen.holdPicture) {
+              this.held = true;
+            } else {
+              this.answer();
+            }
+          } else if (message[1] === 1 && this.screen.still) {
             this.waiting = true;
           } else {
             this.answer();
@@ -445,9 +467,50 @@ test('recorder: a still screen keeps its segment and its one connection; the fir
   assert.equal(segments.length, 2);
   const first = timelineOf(readRecording(fs.readFileSync(segments[0].path)).records);
   // Seeking anywhere in the long still segment decodes from its keyframe at its start.
-  assert.ok(first.segments[0].keyframe! < 50, `keyframe at ${first.segments[0].keyframe} ms`);
+  assert.ok(first.segments[0].keyframe! < 250, `keyframe at ${first.segments[0].keyframe} ms`);
   assert.equal(first.events.length, 1, 'the event recorded into the still segment');
   assert.ok(first.events[0].t >= 450, `at its time (${first.events[0].t} ms)`);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('recorder: an update with only the screen layout is no keyframe; a segment stopped before its picture leaves no file', async () => {
+  const dir = tempDir();
+  const relays: FakeRelay[] = [];
+  const screen = { layoutFirst: true, holdPicture: false };
+  const recorder = new Recorder({
+    dir,
+    screenId: 'layout',
+    maxBytes: 64 * 1024 * 1024,
+    segmentMs: 100,
+    minUpdateIntervalMs: 10,
+    log: silent,
+    openRelay: () => {
+      const relay = new FakeRelay(1000, screen);
+      relays.push(relay);
+      return relay as unknown as StreamProcess;
+    },
+  });
+  recorder.start();
+  await sleep(50);
+  assert.deepEqual(relays[0].requests.slice(0, 2), [false, true], 'the full request, then one at once for the picture the layout came without');
+  // The next rotation's picture is held: the first segment goes on meanwhile, and the screen
+  // stops (the recorder is disposed) before the picture comes.
+  screen.holdPicture = true;
+  await sleep(120);
+  assert.equal(relays.length, 2, 'rotated');
+  assert.equal(relays[0].killed, false, 'the segment before goes on: the new one has only the layout');
+  recorder.dispose();
+  await sleep(30);
+  const segments = listSegments(dir);
+  assert.equal(segments.length, 1, `only the segment with a picture stays: ${segments.map((s) => path.basename(s.path)).join(', ')}`);
+  const { records } = readRecording(fs.readFileSync(segments[0].path));
+  const timeline = timelineOf(records);
+  const keyframe = timeline.segments[0].keyframe!;
+  // Replay from the keyframe draws the picture: the ZRLE rectangle comes before the marker.
+  const beforeKeyframe = Buffer.concat(timeline.segments[0].rfb.filter((r) => r.t <= keyframe).map((r) => Buffer.from(r.payload)));
+  let pictures = 0;
+  new RfbStreamFeeder({ send() {}, ready() {}, messageStart() {}, messageEnd() {}, updateEnd: (pixels) => void (pixels && pictures++), resized() {} }).feed(beforeKeyframe);
+  assert.equal(pictures, 1, 'the keyframe comes after the first update with pixels');
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -543,9 +606,13 @@ test('recorder: while paused nothing is written and no connection is open; resum
   await sleep(100);
   recorder.pause();
   assert.equal(recorder.state, 'paused');
-  await sleep(30);
   const size = () => listSegments(dir).reduce((sum, s) => sum + s.bytes, 0);
-  const before = size();
+  // What was written before the pause reaches the disk (the file stream flushes asynchronously).
+  let before = -1;
+  for (let i = 0; i < 40 && size() !== before; i++) {
+    before = size();
+    await sleep(50);
+  }
   recorder.event({ kind: 'action', what: 'type', label: 'typing while paused' });
   await sleep(200);
   assert.equal(size(), before, 'nothing written while paused');
@@ -621,6 +688,48 @@ test('store: a follower reads only what segment files gained since, new files wh
   );
   assert.deepEqual(second.dropped, [path.basename(a)]);
   assert.deepEqual(follower.poll(), { appended: [], dropped: [] });
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('store: following a recording reads on file events, not a timer: at most once per interval, and only while visible', async () => {
+  const dir = tempDir();
+  const a = path.join(dir, 'seg-1000-000000.bsrec');
+  fs.writeFileSync(a, Buffer.from('aaaa'));
+  const got: RecordingGrowth[] = [];
+  let visible = true;
+  const follow = followRecording(dir, [{ name: path.basename(a), bytes: 4 }], (growth) => got.push(growth), { visible: () => visible, intervalMs: 200 });
+  try {
+    // Nothing written: nothing sent, however long (a still screen costs nothing).
+    await sleep(500);
+    assert.equal(got.length, 0, 'nothing sent while nothing changed');
+    fs.appendFileSync(a, 'b');
+    await sleep(100);
+    assert.deepEqual(got.map((g) => g.appended.map(({ bytes }) => Buffer.from(bytes).toString())), [['b']], 'a change is read at once');
+    // Writes in quick succession: read again only after the interval, all of them together.
+    fs.appendFileSync(a, 'c');
+    fs.appendFileSync(a, 'd');
+    await sleep(50);
+    assert.equal(got.length, 1, 'not before the interval');
+    await sleep(250);
+    assert.deepEqual(got.map((g) => g.appended.map(({ bytes }) => Buffer.from(bytes).toString()).join('')), ['b', 'cd']);
+    // Hidden: nothing read; shown, what came meanwhile comes at once (with a new file).
+    visible = false;
+    await sleep(250);
+    fs.appendFileSync(a, 'e');
+    fs.writeFileSync(path.join(dir, 'seg-2000-000001.bsrec'), 'ff');
+    fs.writeFileSync(path.join(dir, 'not-a-segment'), 'x');
+    await sleep(300);
+    assert.equal(got.length, 2, 'nothing read while hidden');
+    visible = true;
+    follow.shown();
+    assert.deepEqual(got[2].appended.map(({ name, bytes }) => `${name}:${Buffer.from(bytes).toString()}`), ['seg-1000-000000.bsrec:e', 'seg-2000-000001.bsrec:ff']);
+  } finally {
+    follow.dispose();
+  }
+  // Disposed: nothing more.
+  fs.appendFileSync(a, 'g');
+  await sleep(300);
+  assert.equal(got.length, 3, 'nothing after dispose');
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
