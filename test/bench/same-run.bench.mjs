@@ -874,17 +874,21 @@ async function soak({ server, roots, sandbox, viewers }, minutes, results) {
       const extHost = served.find((p) => cmdline(p).some((x) => x.includes('--type=extensionHost')));
       const renderer = await rendererOf(viewer.frame, roots.aBrowser);
       const c1 = await viewer.counters();
+      // The webview frame's JS heap beside its process's RSS: which of the two grows tells a
+      // script's leak from a native one (decoded images, canvases, buffers).
+      const jsHeap = await viewer.frame.evaluate(() => performance.memory?.usedJSHeapSize).catch(() => undefined);
       const s = {
         minute: m,
         extHostRss: rssKiB(extHost),
         extHostFds: fdCount(extHost),
         rendererRss: rssKiB(renderer),
+        jsHeapKiB: jsHeap === undefined ? undefined : jsHeap / 1024,
         execs: served.filter((p) => table.get(p).comm === 'docker' && cmdline(p).includes('exec')).length,
         fps: m > 0 ? (c1.frames - c0.frames) / 60 : undefined,
       };
       c0 = c1;
       samples.push(s);
-      log(`  soak minute ${m}: ext host ${Math.round(s.extHostRss / 1024)} MiB, ${s.extHostFds} fds; webview renderer ${Math.round(s.rendererRss / 1024)} MiB (pid ${renderer}); ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
+      log(`  soak minute ${m}: ext host ${Math.round(s.extHostRss / 1024)} MiB, ${s.extHostFds} fds; webview renderer ${Math.round(s.rendererRss / 1024)} MiB (pid ${renderer}), its JS heap ${s.jsHeapKiB === undefined ? 'n/a' : `${Math.round(s.jsHeapKiB / 1024)} MiB`}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
     }
     await viewer.close();
   } catch (err) {
