@@ -1,12 +1,13 @@
 // Decodes noVNC's JPEG and PNG rectangles (Tight's JPEG, TightPNG) into ImageBitmaps from a Blob
 // of their bytes, in place of noVNC 1.7's `new Image()` with a base64 `data:` URL per rectangle.
 //
-// Why: Chromium keeps what it decoded for each distinct data: URL image in the renderer, outside
-// the JS heap, and a screen that keeps changing (a terminal flood) makes every rectangle a new
-// URL. The Screen webview's renderer grew 150–300 MiB a minute without levelling off (issue 13's
-// soak) while its JS heap stayed flat; the same JPEGs decoded with createImageBitmap stay flat,
-// and skip the base64 round trip too. noVNC tracks this as novnc/noVNC#2075 (Chromium's
-// "Image Cache" growing); its own release does not avoid it yet.
+// Why: Chromium's renderer keeps memory for every distinct data: URL image it decoded, outside the
+// JS heap (its image cache), and a screen that keeps changing (a terminal flood) makes every
+// rectangle a new URL. The Screen webview's renderer grew 150–300 MiB a minute without levelling
+// off (issue 13's soak) while its JS heap stayed flat. In a plain Chromium 156 page, 2,800
+// distinct 1280×64 JPEGs drawn noVNC's way grew the renderer from 124 to 730 MiB in 70 s; the same
+// through createImageBitmap stayed at 175 MiB, and skip the base64 round trip too. noVNC tracks
+// the growth as novnc/noVNC#2075; its 1.7 release does not avoid it.
 import Display from '../node_modules/@novnc/novnc/core/display.js';
 
 /**
@@ -21,10 +22,9 @@ export interface Picture {
 
 /**
  * Makes every noVNC display of this document decode its picture rectangles with `decode`
- * (`createImageBitmap` in the webview). Each
- * rectangle goes into noVNC's render queue as the kind it has for pictures decoded off the main
- * thread (WebCodecs' video frames): the queue waits for it in order, draws it with drawImage and
- * closes it, so nothing of it outlives the draw.
+ * (`createImageBitmap` in the webview). Each rectangle goes into noVNC's render queue as the kind
+ * it has for pictures decoded off the main thread (WebCodecs' video frames): the queue waits for
+ * it in order, draws it with drawImage and closes it, so nothing of it outlives the draw.
  */
 export function decodeRectsAsBitmaps(decode: (blob: Blob) => Promise<Picture>): void {
   Display.prototype.imageRect = function (this: Display, x: number, y: number, width: number, height: number, mime: string, bytes: Uint8Array<ArrayBuffer>) {
@@ -41,8 +41,9 @@ export function decodeRectsAsBitmaps(decode: (blob: Blob) => Promise<Picture>): 
         pending.ready = true;
       },
       () => {
-        // A rectangle that does not decode is left out (the next full update repaints it): noVNC's
-        // queue skips a kind it does not know. Its own image path stopped the queue for good.
+        // A rectangle that does not decode is left out (its area keeps the old pixels until the
+        // screen changes there again): noVNC's queue skips a kind it does not know. Its own image
+        // path stopped drawing for good on such a rectangle.
         action.type = 'undecodable';
         pending.ready = true;
       },
