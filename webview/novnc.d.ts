@@ -34,8 +34,18 @@ declare module '@novnc/novnc' {
 
 declare module '*/core/display.js' {
   export default class Display {
+    /** `target` is the visible canvas (a stand-in with getContext in test/unit/imageDecode.test.ts). */
+    constructor(target: object);
     flip(fromQueue?: boolean): void;
     /** True while the render queue holds work (an image still decoding, and what follows it). */
     pending(): boolean;
+    /** Queues a JPEG or PNG rectangle (Tight's JPEG, TightPNG); replaced by ./imageDecode.ts. */
+    imageRect(x: number, y: number, width: number, height: number, mime: string, bytes: Uint8Array<ArrayBuffer>): void;
+    /** Appends to the render queue, and draws at once what is ready when the queue was empty. */
+    _renderQPush(action: object): void;
+    /** Fills a rectangle with an RGB colour, in queue order. */
+    fillRect(x: number, y: number, width: number, height: number, color: readonly number[]): void;
+    /** Resolves once the render queue is empty. */
+    flush(): Promise<void>;
   }
 }

@@ -14,6 +14,15 @@ import { PANEL_TITLE, SCREEN_FRAME, TITLES, containersOf, screenStats, startFloo
 
 const WIDTH = 1280;
 const HEIGHT = 800;
+/**
+ * How much the Screen view's renderer may grow over a minute of flood (longer until at least
+ * FLOOD_MIN_MB arrived).
+ * Before webview/imageDecode.ts it grew 131 MiB in this window (617 → 748 MiB over 52 MB, about
+ * 2.5 MiB per MB drawn, so at least 75 MiB over FLOOD_MIN_MB); after it, 3 MiB (304 → 306 MiB
+ * over 93 MB).
+ */
+const RENDERER_GROWTH_MIB = 40;
+const FLOOD_MIN_MB = 30;
 const GONE_SENTENCE = 'The sandbox hosting this screen is gone; start it again.';
 
 /** A window with Bot Screen installed, on the docker backend (see withWindow). */
@@ -81,6 +90,39 @@ function hostXvnc() {
     return { pid, cmdline };
   });
 }
+
+/** The processes started by this test process's browser (Playwright spawns it as our child): pid → CPU ticks. */
+function browserProcessTicks() {
+  const stat = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const s = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      stat.set(Number(d), { comm: s.slice(s.indexOf('(') + 1, s.lastIndexOf(')')), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+    } catch { /* gone */ }
+  }
+  const ours = new Set([...stat].filter(([, s]) => s.ppid === process.pid && /chrom/.test(s.comm)).map(([pid]) => pid));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, s] of stat) if (!ours.has(pid) && ours.has(s.ppid)) { ours.add(pid); grew = true; }
+  }
+  return new Map([...ours].map((pid) => [pid, stat.get(pid).ticks]));
+}
+
+/**
+ * The renderer process that runs `frame`: of the browser's processes, the one whose CPU time
+ * jumps while the frame spins for 300 ms (Chromium tells no pid per frame).
+ */
+async function rendererOf(frame) {
+  const a = browserProcessTicks();
+  await frame.evaluate(() => { const t = performance.now(); while (performance.now() - t < 300) { /* spin */ } });
+  let best;
+  for (const [pid, ticks] of browserProcessTicks()) if (a.has(pid) && (!best || ticks - a.get(pid) > best.d)) best = { pid, d: ticks - a.get(pid) };
+  return best.pid;
+}
+
+const rssMiB = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]) / 1024;
 
 test('a hidden Screen panel receives no bytes, and shows the screen again quickly when revealed', { timeout: 420_000 }, async () => {
   await withDockerWindow(async (server, page) => {
@@ -266,7 +308,7 @@ test('docker rm -f under a live screen: the view says the sandbox is gone within
   });
 });
 
-test('the connection panel opens from the keyboard and shows numbers that grow while the screen draws', { timeout: 420_000 }, async () => {
+test('the connection panel opens from the keyboard and shows numbers that grow while the screen draws; a long flood does not grow the webview\'s renderer', { timeout: 540_000 }, async () => {
   await withDockerWindow(async (server, page) => {
     await startScreen(page);
     const view = await viewerFrame(page, 'view');
@@ -295,6 +337,7 @@ test('the connection panel opens from the keyboard and shows numbers that grow w
     const before = await screenStats(view);
     const totalBefore = await value('total');
     startFlood(container);
+    const floodAt = Date.now();
     const drawing = await waitFor(async () => {
       const [rate, frameRate, total] = [await value('rate'), await value('frameRate'), await value('total')];
       return rate > 0 && frameRate > 0 && total > totalBefore ? { rate, frameRate, total } : undefined;
@@ -317,6 +360,31 @@ test('the connection panel opens from the keyboard and shows numbers that grow w
     await sleep(1500);
     assert.equal(await view.locator('#connection dl').textContent(), frozen, 'a closed panel does not refresh');
     assert.ok((await screenStats(view)).bytesIn > closedAt.bytesIn, 'the data-* attributes count on while it is closed');
+
+    // A flood kept on screen does not grow the renderer that draws it (issue 13's soak:
+    // noVNC's data: URL image per JPEG rectangle grew it by 150-300 MiB a minute, its JS heap flat;
+    // webview/imageDecode.ts). Measured from 20 s into the flood, once the renderer has warmed up.
+    const renderer = await rendererOf(view);
+    await sleep(Math.max(0, 20_000 - (Date.now() - floodAt)));
+    // A minute, longer on a machine so loaded that less than FLOOD_MIN_MB arrived by then.
+    const m0 = await screenStats(view);
+    const rss0 = rssMiB(renderer);
+    let rssMax = rss0;
+    const series = [Math.round(rss0)];
+    let m1;
+    let drawnMB = 0;
+    do {
+      await sleep(10_000);
+      const rss = rssMiB(renderer);
+      rssMax = Math.max(rssMax, rss);
+      series.push(Math.round(rss));
+      m1 = await screenStats(view);
+      drawnMB = (m1.bytesIn - m0.bytesIn) / 1e6;
+    } while (series.length <= 6 || (drawnMB < FLOOD_MIN_MB && series.length <= 15));
+    console.log(`# ${(series.length - 1) * 10} s of flood: ${drawnMB.toFixed(1)} MB, ${m1.framesDrawn - m0.framesDrawn} frames; webview renderer RSS every 10 s: ${series.join(', ')} MiB`);
+    assert.ok(drawnMB >= FLOOD_MIN_MB && m1.framesDrawn - m0.framesDrawn >= 60, `the screen streamed and drew the flood all along (at least ${FLOOD_MIN_MB} MB)`);
+    assert.equal(m1.connects, m0.connects, 'one session throughout');
+    assert.ok(rssMax - rss0 <= RENDERER_GROWTH_MIB, `the webview's renderer grew ${Math.round(rssMax - rss0)} MiB over ${drawnMB.toFixed(1)} MB of flood (bound ${RENDERER_GROWTH_MIB} MiB)`);
   });
 });
 
