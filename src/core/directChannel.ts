@@ -182,6 +182,14 @@ export class DirectSocket {
     return !this.socket.writableNeedDrain;
   }
 
+  /** Sends one text message (./directProtocol.ts says which there are). */
+  sendText(text: string): void {
+    if (!this.closed) {
+      const payload = Buffer.from(text, 'utf8');
+      this.socket.write(Buffer.concat([frameHeader(OP_TEXT, payload.length), payload]));
+    }
+  }
+
   onDrain(listener: () => void): void {
     this.socket.once('drain', listener);
   }
