@@ -280,7 +280,7 @@ export class ScreenWebview extends Disposable {
     this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), {
       clipboard: clipboardPolicy,
       ...keyboardGateOptions(),
-      // A revealed webview's request for the whole screen starts reading before VS Code says "visible".
+      // A revealed webview's resume (continuous updates on) starts reading before VS Code says "visible".
       observe: (message) => this.reading.clientMessage(message),
     });
     this.clipboard.sessionOpened();

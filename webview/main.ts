@@ -408,8 +408,8 @@ function pauseHidden(): void {
 }
 
 // A revealed editor's webview is focused by the workbench itself, sometimes before the host's word
-// arrives: the resume goes to the server at once, and its request for the whole screen makes the
-// host read the relay again.
+// arrives: the resume goes to the server at once, and turning continuous updates on makes the host
+// read the relay again.
 function resumeOnFocus(): void {
   if (!pause?.isPaused || visible) {
     return;

@@ -1,23 +1,26 @@
 // When a Screen viewer's relay is read while VS Code says the viewer is hidden. The webview pauses
 // its RFB session on a hide (webview/rfbPause.ts); the relay is read on until it has gone quiet
-// (./quiet.ts), then no more, so a hidden viewer receives 0 bytes. A revealed webview asks the
-// server for the whole screen (a non-incremental FramebufferUpdateRequest) as soon as it sees
-// itself drawn again, which is often before VS Code's "visible" has gone through the extension
-// host: that request starts reading at once, so its answer is not held in the relay meanwhile.
+// (./quiet.ts), then no more, so a hidden viewer receives 0 bytes. A webview that learns first
+// that it shows again (the workbench focused it) turns continuous updates back on: that message
+// starts reading at once, so the server's answer is not held in the relay until VS Code's
+// "visible" has gone through the extension host.
 import type { Readable } from 'node:stream';
 import { whenQuiet } from './quiet';
 
-/** RFB client message 3, FramebufferUpdateRequest (RFC 6143 §7.5.3): type, incremental flag, x, y, w, h (u16 each). */
+/** RFB client messages (RFC 6143 §7.5; EnableContinuousUpdates from the community extensions). */
 const FRAMEBUFFER_UPDATE_REQUEST = 3;
+const ENABLE_CONTINUOUS_UPDATES = 150;
 
 /**
- * True for a non-incremental FramebufferUpdateRequest: what a webview sends when it shows again
- * (webview/rfbPause.ts), at a session's start (noVNC, once the relay was read up to ServerInit),
- * and as the view's own check on a quiet link while shown (webview/reconnect.ts). noVNC's own
- * requests while a session runs are incremental, and the pause holds those back while hidden.
+ * True for what asks the server to send now: continuous updates turned on, or a non-incremental
+ * FramebufferUpdateRequest. A webview that shows again turns continuous updates back on
+ * (webview/rfbPause.ts); noVNC does so itself only at a session's start, once the relay was read
+ * up to the server's first answer. A non-incremental request is the view's own check on a quiet
+ * link while shown (webview/reconnect.ts). noVNC's ordinary requests are incremental, and a paused
+ * webview holds those back.
  */
-export function isFullUpdateRequest(message: Uint8Array): boolean {
-  return message.length === 10 && message[0] === FRAMEBUFFER_UPDATE_REQUEST && message[1] === 0;
+export function isResumeRequest(message: Uint8Array): boolean {
+  return message.length === 10 && ((message[0] === FRAMEBUFFER_UPDATE_REQUEST && message[1] === 0) || (message[0] === ENABLE_CONTINUOUS_UPDATES && message[1] === 1));
 }
 
 /** The part of a viewer's pump this decides on: whether the relay is read. */
@@ -41,7 +44,7 @@ export interface HiddenReadTimes {
 /**
  * One viewer's reading rule. VS Code's visibility decides; in between, a hidden viewer's relay is
  * read while it drains (until quiet, `maxMs` at most) and again from the moment the webview asks
- * for the whole screen, until VS Code says "visible" or, should VS Code not say it (the request
+ * the server to send (`isResumeRequest`), until VS Code says "visible" or, should VS Code not say it (the request
  * was not a reveal), the relay is quiet again: the same bound as after a hide.
  */
 export class HiddenRead {
@@ -77,7 +80,7 @@ export class HiddenRead {
 
   /** A client message that passed the input gate on its way to the server. */
   clientMessage(message: Uint8Array): void {
-    if (this.shown || !isFullUpdateRequest(message)) {
+    if (this.shown || !isResumeRequest(message)) {
       return;
     }
     this.stats.earlyReveals++;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
-import { HiddenRead, isFullUpdateRequest } from '../../src/core/hiddenRead';
+import { HiddenRead, isResumeRequest } from '../../src/core/hiddenRead';
 import { RfbInputGate } from '../../src/core/rfbInputGate';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,13 +19,17 @@ function setup(visible: boolean, quietMs = 60, maxMs = 1000) {
   return { source, reads, rule, reading: () => reads.at(-1) };
 }
 
-test('a full update request is a non-incremental FramebufferUpdateRequest; nothing else is', () => {
-  assert.equal(isFullUpdateRequest(request(0)), true);
-  assert.equal(isFullUpdateRequest(request(0, 1, 1)), true, 'the view\'s 1-pixel check on a quiet link is one too');
-  assert.equal(isFullUpdateRequest(request(1)), false, 'noVNC\'s incremental request');
-  assert.equal(isFullUpdateRequest(new Uint8Array([150, 1, 0, 0, 0, 0, 5, 0, 3, 32])), false, 'EnableContinuousUpdates');
-  assert.equal(isFullUpdateRequest(new Uint8Array([3, 0, 0, 0])), false, 'a part of a message');
-  assert.equal(isFullUpdateRequest(new Uint8Array([5, 0, 0, 10, 0, 10, 0, 0, 0, 0])), false, 'another type of the same length');
+/** EnableContinuousUpdates (on or off) for a 1280 × 800 screen. */
+const continuous = (on: 0 | 1) => new Uint8Array([150, on, 0, 0, 0, 0, 5, 0, 3, 32]);
+
+test('a resume request is continuous updates turned on, or a non-incremental update request; nothing else is', () => {
+  assert.equal(isResumeRequest(continuous(1)), true, 'a shown webview\'s resume');
+  assert.equal(isResumeRequest(request(0)), true);
+  assert.equal(isResumeRequest(request(0, 1, 1)), true, 'the view\'s 1-pixel check on a quiet link is one too');
+  assert.equal(isResumeRequest(continuous(0)), false, 'a hidden webview\'s pause');
+  assert.equal(isResumeRequest(request(1)), false, 'noVNC\'s incremental request');
+  assert.equal(isResumeRequest(new Uint8Array([3, 0, 0, 0])), false, 'a part of a message');
+  assert.equal(isResumeRequest(new Uint8Array([5, 0, 0, 10, 0, 10, 0, 0, 0, 0])), false, 'another type of the same length');
 });
 
 test('hidden: the relay is read until quiet, then not; VS Code\'s "visible" reads it again', async () => {
@@ -42,15 +46,16 @@ test('hidden: the relay is read until quiet, then not; VS Code\'s "visible" read
   assert.equal(rule.stats.earlyReveals, 0);
 });
 
-test('hidden: the webview\'s full update request reads the relay at once, before VS Code says "visible"', async () => {
+test('hidden: the webview\'s resume reads the relay at once, before VS Code says "visible"', async () => {
   const { rule, reads, reading } = setup(false);
   rule.setVisible(false);
   await sleep(100);
   assert.equal(reading(), false);
   rule.clientMessage(request(1));
-  assert.equal(reading(), false, 'an incremental request (held back by a paused webview anyway) reads nothing');
-  rule.clientMessage(request(0));
-  assert.equal(reading(), true, 'read as soon as the request passed');
+  rule.clientMessage(continuous(0));
+  assert.equal(reading(), false, 'an incremental request (held back by a paused webview anyway) or a pause reads nothing');
+  rule.clientMessage(continuous(1));
+  assert.equal(reading(), true, 'read as soon as the resume passed');
   assert.equal(rule.stats.earlyReveals, 1);
   rule.setVisible(true); // VS Code's word follows
   await sleep(150);
@@ -60,7 +65,7 @@ test('hidden: the webview\'s full update request reads the relay at once, before
   assert.deepEqual(reads, [false, true, true]);
 });
 
-test('a full update request VS Code does not follow with "visible" reads only until the relay is quiet again', async () => {
+test('a resume request VS Code does not follow with "visible" reads only until the relay is quiet again', async () => {
   const { source, rule, reading } = setup(false, 60, 400);
   rule.setVisible(false);
   await sleep(100);
@@ -70,7 +75,7 @@ test('a full update request VS Code does not follow with "visible" reads only un
   await sleep(150);
   assert.equal(reading(), false, 'quiet again: no longer read');
   // A relay that never goes quiet is read 400 ms at most.
-  rule.clientMessage(request(0));
+  rule.clientMessage(continuous(1));
   const flood = setInterval(() => source.write('x'), 20);
   await sleep(200);
   assert.equal(reading(), true);
@@ -92,13 +97,13 @@ test('shown again before the relay went quiet: the pending stop is cancelled', a
   assert.equal(reading(), true, 'disposed: no stop runs afterwards');
 });
 
-test('the input gate tells a view-only viewer\'s update requests, and still drops its input', () => {
+test('the input gate tells a view-only viewer\'s resume, and still drops its input', () => {
   const seen: Uint8Array[] = [];
   const gate = new RfbInputGate(() => false, { observe: (m) => seen.push(m) });
   const handshake = [...new TextEncoder().encode('RFB 003.008\n'), 1, 1];
   const key = [4, 1, 0, 0, 0, 0, 0, 0x61];
-  const { forward } = gate.push(new Uint8Array([...handshake, ...request(0), ...key]));
-  assert.deepEqual(seen.filter(isFullUpdateRequest).length, 1, 'the full request is observed');
+  const { forward } = gate.push(new Uint8Array([...handshake, ...continuous(1), ...key]));
+  assert.deepEqual(seen.filter(isResumeRequest).length, 1, 'the resume is observed');
   const sent = Buffer.concat(forward.map((b) => Buffer.from(b)));
   assert.equal(sent.length, handshake.length + 10, 'the key was dropped: no control');
 });
