@@ -69,7 +69,7 @@ export class RfbPause {
    * request. Either way the server sends at once all that changed meanwhile, and only that: it
    * tracks each client's changed region whether asked or not, and the view still shows the rest.
    * (A request for the whole screen cost a full-screen JPEG to encode, carry and decode on the way
-   * to the first frame, where a terminal's changes are a quarter of it.)
+   * to the first frame, where what changed is often a terminal's part of it.)
    */
   resume(): void {
     if (!this.paused) {
