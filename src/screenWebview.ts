@@ -10,8 +10,9 @@ import type { Logger } from './core/logger';
 import { RfbPump, SocketPump } from './core/pump';
 import { overlayState, setOverlayEnabled } from './liveOverlay';
 import type { DirectOffer, DirectSocket } from './core/directChannel';
+import { SHOWN_MESSAGE } from './core/directProtocol';
 import type { DirectAddress, DirectEndpoint } from './directEndpoint';
-import { whenQuiet } from './core/quiet';
+import { HiddenRead } from './core/hiddenRead';
 import { endRelay } from './core/relay';
 import type { StreamProcess } from './core/runner';
 import type { ScreenController } from './core/screen';
@@ -56,9 +57,8 @@ export class ScreenWebview extends Disposable {
   private early = false;
   /** This viewer's place in the viewer count, while its relay is open. */
   private counted: DisposableLike | undefined;
-  private visible: boolean;
-  /** Hidden: cancels the wait for the relay to go quiet, after which it is no longer read. */
-  private stopHiddenRead: (() => void) | undefined;
+  /** VS Code's visibility, and when a hidden viewer's relay is read (src/core/hiddenRead.ts). */
+  private readonly reading: HiddenRead;
   private readonly clipboard: ViewerClipboard;
   private readonly resize: ResizeRestore;
 
@@ -74,7 +74,10 @@ export class ScreenWebview extends Disposable {
     private readonly viewerCount: ViewerCount,
   ) {
     super();
-    this.visible = visible;
+    this.reading = new HiddenRead(visible, () => ({ source: this.relay?.stdout, reader: this.pump }), {
+      quietMs: HIDDEN_QUIET_MS,
+      maxMs: HIDDEN_READ_MAX_MS,
+    });
     this.resize = new ResizeRestore(() => controller.runningSandbox(), log);
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
     this.clipboard = new ViewerClipboard(() => this.gate, (message) => this.post(message), log);
@@ -151,22 +154,14 @@ export class ScreenWebview extends Disposable {
   }
 
   setVisible(visible: boolean): void {
-    this.visible = visible;
-    this.stopHiddenRead?.();
-    this.stopHiddenRead = undefined;
+    // Hidden: the webview pauses the session at the RFB level first (webview/rfbPause.ts): what is
+    // on its way still arrives, fences are answered, and the server has nothing in flight when the
+    // relay stops being read once it went quiet, as the backstop that keeps a hidden viewer at 0 bytes.
+    this.reading.setVisible(visible);
     if (visible) {
-      this.pump?.setVisible(true);
-      this.post({ type: 'visible', visible });
-      return;
+      this.socket?.sendText(SHOWN_MESSAGE); // ahead of the post below, which waits behind the workbench's work on the reveal
     }
-    // The webview pauses the session at the RFB level first (webview/rfbPause.ts): what is on its
-    // way still arrives, fences are answered, and the server has nothing in flight when the relay
-    // stops being read here once it went quiet, as the backstop that keeps a hidden viewer at 0 bytes.
     this.post({ type: 'visible', visible });
-    this.stopHiddenRead = whenQuiet(this.relay?.stdout, HIDDEN_QUIET_MS, HIDDEN_READ_MAX_MS, () => {
-      this.stopHiddenRead = undefined;
-      this.pump?.setVisible(this.visible);
-    });
   }
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
@@ -174,7 +169,7 @@ export class ScreenWebview extends Disposable {
     if (this.isDisposed) {
       return; // the panel's own dispose and its owner's both end here
     }
-    this.stopHiddenRead?.();
+    this.reading.dispose();
     this.releaseHeld(); // before the hand back: the agent's next action finds nothing pressed
     this.control.handBack(this.viewerId);
     this.closeRelay('');
@@ -199,7 +194,7 @@ export class ScreenWebview extends Disposable {
         } else {
           this.closeRelay('');
         }
-        this.post({ type: 'visible', visible: this.visible });
+        this.post({ type: 'visible', visible: this.reading.visible });
         this.post(screenOptionsMessage());
         this.postControl();
         this.clipboardState();
@@ -282,12 +277,17 @@ export class ScreenWebview extends Disposable {
     }
     this.relay = relay;
     this.counted = this.viewerCount.add(this.viewerId, this.inEditor ? 'panel' : 'view');
-    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), { clipboard: clipboardPolicy, ...keyboardGateOptions() });
+    this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), {
+      clipboard: clipboardPolicy,
+      ...keyboardGateOptions(),
+      // A revealed webview's resume (continuous updates on) starts reading before VS Code says "visible".
+      observe: (message) => this.reading.clientMessage(message),
+    });
     this.clipboard.sessionOpened();
     this.pump = direct
       ? new SocketPump(relay.stdout)
       : new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
-    this.pump.setVisible(this.visible);
+    this.pump.setVisible(this.reading.visible);
     void relay.exited.then(() => {
       if (this.relay === relay) {
         this.relay = undefined;

@@ -75,7 +75,7 @@ let channel: ScreenChannel | undefined;
 let pause: RfbPause | undefined;
 /** Whether the view is on screen, as the host last said. */
 let visible = true;
-const transports = new Transports(post, stats, () => watch.dataReceived());
+const transports = new Transports(post, stats, () => watch.dataReceived(), () => setVisible(true, 'socket'));
 /**
  * The host opens a relay on `ready` when the screen runs (one round trip less on open); the
  * hello's status says whether it did, and the watch's first connect is then already answered.
@@ -131,14 +131,7 @@ function receive(message: HostToWebview): void {
       void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : redial()));
       break;
     case 'visible':
-      visible = message.visible;
-      watch.setVisible(message.visible);
-      if (message.visible) {
-        pause?.resume();
-      } else {
-        pause?.pause();
-      }
-      stats.setPaused(pause?.isPaused ?? false);
+      setVisible(message.visible, 'post');
       break;
     case 'viewers':
       viewersText.textContent = message.label;
@@ -286,8 +279,7 @@ function openSession(opened: ScreenChannel): void {
     stats.setConnection('live');
     watch.connected();
     if (!visible) {
-      sessionPause.pause(); // opened while hidden (a reconnect): quiet until shown
-      stats.setPaused(sessionPause.isPaused);
+      pauseHidden(); // opened while hidden (a reconnect): quiet until shown
     }
   });
   session.addEventListener('disconnect', () => {
@@ -386,15 +378,56 @@ function releaseKeyboard(): void {
   showKeyboardBar(false);
 }
 
-// A revealed editor's webview is focused by the workbench itself, before the host's 'visible'
-// (which goes through the extension host, hundreds of ms on a loaded machine) arrives: the resume
-// goes to the server at once, and its answer waits in the relay until the host reads it again.
-window.addEventListener('focus', () => {
-  if (pause?.isPaused) {
-    pause.resume();
-    stats.setPaused(false);
+/**
+ * A resume on the workbench's focus that the host does not confirm with 'visible' within this long
+ * was no reveal: paused again, as hidden. (The host reads a hidden viewer's relay after such a
+ * request only until it is quiet again: src/core/hiddenRead.ts.)
+ */
+const UNCONFIRMED_RESUME_MS = 2000;
+let unconfirmed: number | undefined;
+
+/**
+ * What the host says of the view: shown (`visible` posted, or its word on the direct channel, which
+ * comes sooner) or hidden.
+ */
+function setVisible(shown: boolean, by: 'post' | 'socket'): void {
+  visible = shown;
+  watch.setVisible(shown);
+  if (shown) {
+    window.clearTimeout(unconfirmed);
+    if (pause?.isPaused) {
+      pause.resume();
+      stats.setPaused(false, by);
+    }
+  } else {
+    pauseHidden();
   }
-});
+}
+
+/** Hidden (the host said so, or a session opened while hidden): paused. */
+function pauseHidden(): void {
+  window.clearTimeout(unconfirmed);
+  pause?.pause();
+  stats.setPaused(pause?.isPaused ?? false);
+}
+
+// A revealed editor's webview is focused by the workbench itself, sometimes before the host's word
+// arrives: the resume goes to the server at once, and turning continuous updates on makes the host
+// read the relay again.
+function resumeOnFocus(): void {
+  if (!pause?.isPaused || visible) {
+    return;
+  }
+  pause.resume();
+  stats.setPaused(false, 'focus');
+  window.clearTimeout(unconfirmed);
+  unconfirmed = window.setTimeout(() => {
+    if (!visible) {
+      pauseHidden();
+    }
+  }, UNCONFIRMED_RESUME_MS);
+}
+window.addEventListener('focus', resumeOnFocus);
 
 releaseButton.addEventListener('click', releaseKeyboard);
 controlButton.addEventListener('click', () => {

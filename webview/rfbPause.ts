@@ -1,7 +1,7 @@
 // Pauses an RFB session at the protocol level while its view is hidden: the server is asked to
 // stop sending (continuous updates off, and noVNC's own update requests held back), so nothing is
-// in flight when the host stops reading the relay, and showing the view asks at once for the whole
-// screen. Free of the DOM and of noVNC's classes, so a plain Node test drives it
+// in flight when the host stops reading the relay, and showing the view asks at once for what
+// changed meanwhile. Free of the DOM and of noVNC's classes, so a plain Node test drives it
 // (test/unit/rfbPause.test.ts); webview/main.ts wires it to the session.
 //
 // Why not only stop reading the socket (the host does that too, as a backstop): a socket stalled
@@ -65,8 +65,11 @@ export class RfbPause {
   }
 
   /**
-   * The view is shown again: continuous updates on again where they were, and one request for the
-   * whole screen, so the first frame comes at once and shows all that changed meanwhile.
+   * The view is shown again: continuous updates on again where they were, else one incremental
+   * request. Either way the server sends at once all that changed meanwhile, and only that: it
+   * tracks each client's changed region whether asked or not, and the view still shows the rest.
+   * (A request for the whole screen cost a full-screen JPEG to encode, carry and decode on the way
+   * to the first frame, where what changed is often a terminal's part of it.)
    */
   resume(): void {
     if (!this.paused) {
@@ -79,8 +82,9 @@ export class RfbPause {
       // noVNC took the server's EndOfContinuousUpdates for "off": it is on again, so noVNC must
       // not ask after each update as well.
       this.session.continuousUpdates = true;
+    } else {
+      this.session.send(rectMessage(FRAMEBUFFER_UPDATE_REQUEST, 1, width, height));
     }
-    this.session.send(rectMessage(FRAMEBUFFER_UPDATE_REQUEST, 0, width, height));
   }
 
   /**

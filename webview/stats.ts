@@ -94,12 +94,14 @@ export class ScreenStats {
 
   /**
    * The session was paused at the RFB level (the view hidden) or resumed: data-rfb-paused, and
-   * data-resumed-at the Date.now() when the resume went to the server (where a reveal's time goes).
+   * data-resumed-at the Date.now() when the resume went to the server (where a reveal's time goes),
+   * data-resumed-by what told the page that it shows again (the host's word on the direct channel, its `visible` post, or the workbench's focus).
    */
-  setPaused(paused: boolean): void {
+  setPaused(paused: boolean, resumedBy?: 'socket' | 'post' | 'focus'): void {
     this.element.dataset.rfbPaused = String(paused);
-    if (!paused) {
+    if (!paused && resumedBy) {
       this.element.dataset.resumedAt = String(Date.now());
+      this.element.dataset.resumedBy = resumedBy;
     }
   }
 

@@ -2,7 +2,8 @@
  * The direct channel: a loopback WebSocket server (RFC 6455, binary messages, no extensions) that
  * carries one viewer's RFB bytes between its webview and the extension host, without VS Code's
  * message hops (server websocket with deflate, workbench, webview host frame). The webview's text
- * messages acknowledge the bytes it consumed (flow control, ./directProtocol.ts).
+ * messages acknowledge the bytes it consumed (flow control, ./directProtocol.ts); the server's one
+ * text message tells a revealed webview that it shows, ahead of VS Code's own message.
  *
  * Who may connect: the server listens on 127.0.0.1 only, on a port the kernel picks. A connection
  * is upgraded only when its path is a token we offered (256 random bits, minted per RFB session,
@@ -180,6 +181,14 @@ export class DirectSocket {
     }
     this.socket.uncork();
     return !this.socket.writableNeedDrain;
+  }
+
+  /** Sends one text message (./directProtocol.ts says which there are). */
+  sendText(text: string): void {
+    if (!this.closed) {
+      const payload = Buffer.from(text, 'utf8');
+      this.socket.write(Buffer.concat([frameHeader(OP_TEXT, payload.length), payload]));
+    }
   }
 
   onDrain(listener: () => void): void {

@@ -23,3 +23,11 @@ export function ackMessage(bytes: number): string {
 export function parseAck(text: string): number | undefined {
   return /^[0-9]{1,10}$/.test(text) ? Number(text) : undefined;
 }
+
+/**
+ * The one text message from the server: VS Code says the viewer shows again. It goes on the
+ * socket, which bypasses the workbench: on a loaded machine VS Code's own message (the host's
+ * `visible`) reached a revealed webview 150–660 ms after the click, this one 90–170 ms after
+ * it. The webview resumes its paused RFB session on it (webview/rfbPause.ts).
+ */
+export const SHOWN_MESSAGE = 'shown';

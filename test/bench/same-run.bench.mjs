@@ -300,9 +300,9 @@ class ViewerA {
     // The same frame (a retained webview) or, were it re-created, a new one.
     const { frame, at } = await frameDrawnAfter(this.page, t0, 60_000, others);
     const clickAt = await this.page.evaluate(() => window.__benchClickAt).catch(() => 0);
-    const p = frame === this.frame ? await frame.evaluate(() => ({ ...window.__benchReopen, resumedAt: Number(document.querySelector('#connection')?.dataset.resumedAt ?? 0) })).catch(() => undefined) : undefined;
+    const p = frame === this.frame ? await frame.evaluate(() => ({ ...window.__benchReopen, resumedAt: Number(document.querySelector('#connection')?.dataset.resumedAt ?? 0), resumedBy: document.querySelector('#connection')?.dataset.resumedBy })).catch(() => undefined) : undefined;
     const rel = (t) => (t ? `+${Math.round(t - t0)} ms` : 'n/a');
-    log(`  A reopen: click event ${rel(clickAt)}, 'visible' in the webview ${rel(p?.shownAt)}, resume sent ${rel(p?.resumedAt)}, first bytes ${rel(p?.bytesAt)}, frame drawn ${rel(at)}`);
+    log(`  A reopen: click event ${rel(clickAt)}, 'visible' in the webview ${rel(p?.shownAt)}, resume sent ${rel(p?.resumedAt)} (on ${p?.resumedBy ?? 'n/a'}), first bytes ${rel(p?.bytesAt)}, frame drawn ${rel(at)}`);
     this.reopenParts = { click: clickAt ? clickAt - t0 : undefined, visible: p?.shownAt ? p.shownAt - t0 : undefined, bytes: p?.bytesAt ? p.bytesAt - t0 : undefined };
     this.frame = frame;
     return at - t0;

@@ -182,6 +182,7 @@ export async function screenStats(frame) {
       lastFrameAt: Number(d.lastFrameAt),
       rfbPaused: d.rfbPaused === 'true',
       resumedAt: Number(d.resumedAt ?? 0),
+      resumedBy: d.resumedBy,
     };
   }, SCREEN_FRAME);
 }

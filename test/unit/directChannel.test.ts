@@ -11,6 +11,7 @@ import {
   OP_CONTINUATION, OP_PING, OP_PONG, OP_TEXT, ProtocolError,
 } from '../../src/core/directChannel';
 import { type MessageSink, SocketPump } from '../../src/core/pump';
+import { SHOWN_MESSAGE } from '../../src/core/directProtocol';
 
 const ORIGIN = 'vscode-webview://abc123';
 
@@ -221,6 +222,27 @@ test('acknowledgements are text frames of decimal digits; they reach onAck and n
     await client.closed;
     assert.equal(serverFrames(client.received()).at(-1)?.payload.readUInt16BE(0), 1003);
     assert.deepEqual(acks, [65536, 12]);
+  });
+});
+
+test('the server\'s one text message, "shown", goes out whole between binary messages', async () => {
+  await withServer(async (server, port) => {
+    const accepted: DirectSocket[] = [];
+    const offer = server.offer(ORIGIN, (socket) => accepted.push(socket));
+    const client = dial(port, `/${offer.token}`);
+    assert.match(await client.response, /^HTTP\/1\.1 101/);
+    await until(() => accepted.length === 1, 'the accept');
+    accepted[0].send([Buffer.from([1, 2])], 2);
+    accepted[0].sendText(SHOWN_MESSAGE);
+    accepted[0].send([Buffer.from([3])], 1);
+    await until(() => serverFrames(client.received()).length === 3, 'three frames');
+    const frames = serverFrames(client.received());
+    assert.deepEqual(frames.map((f) => f.opcode), [OP_BINARY, OP_TEXT, OP_BINARY]);
+    assert.equal(frames[1].payload.toString(), 'shown');
+    accepted[0].close();
+    accepted[0].sendText(SHOWN_MESSAGE); // closed: nothing more is written
+    await client.closed;
+    assert.equal(serverFrames(client.received()).at(-1)?.opcode, OP_CLOSE);
   });
 });
 
