@@ -2,18 +2,23 @@
 // noVNC's own decoders, fed from the recorded server bytes through a WebSocket-shaped channel
 // (./channel.ts) instead of a relay; play/pause, speed, a scrubbable timeline marked with agent
 // actions and control changes, "next action", and export to WebM from the picture it draws. A
-// recording still being written grows as the host sends what was appended (RecordingFollower):
+// recording still being written grows as the host sends what was appended (followRecording):
 // "Live" jumps to its end, and playing at the end keeps following it.
 import RFB from '@novnc/novnc';
 import type { ReplayHostMessage, ReplayStrings, ReplayWebviewMessage } from '../src/replayProtocol';
 import { extendTimeline, RecordingTail, segmentAt, type RecordingRecord, type Timeline } from '../src/core/recordingFormat';
 import { createChannel, type ScreenChannel } from './channel';
+import { decodeRectsAsBitmaps } from './imageDecode';
 import { withWebmDuration } from './webmDuration';
 
 declare function acquireVsCodeApi(): { postMessage(message: ReplayWebviewMessage): void };
 
 const vscode = acquireVsCodeApi();
 const post = (message: ReplayWebviewMessage): void => vscode.postMessage(message);
+
+// As in the Screen view (./imageDecode.ts): a long replay decodes as many JPEG rectangles as the
+// live screen did, and noVNC's data: URL images grew the renderer without bound.
+decodeRectsAsBitmaps((blob) => createImageBitmap(blob));
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
 const playButton = $<HTMLButtonElement>('play');
