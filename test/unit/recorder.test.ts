@@ -429,13 +429,13 @@ test('recorder: segments rotate with a keyframe each, clipboard text is left out
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('recorder: a still screen keeps its segment and its one connection; the first change after the interval rotates', async () => {
+/** A recorder on fake relays (one per connection, all showing `screen`), 100 ms segments. */
+function fakeRecorder(screenId: string, screen: ConstructorParameters<typeof FakeRelay>[1]): { dir: string; relays: FakeRelay[]; recorder: Recorder } {
   const dir = tempDir();
   const relays: FakeRelay[] = [];
-  const screen = { still: true };
   const recorder = new Recorder({
     dir,
-    screenId: 'still',
+    screenId,
     maxBytes: 64 * 1024 * 1024,
     segmentMs: 100,
     minUpdateIntervalMs: 10,
@@ -446,6 +446,12 @@ test('recorder: a still screen keeps its segment and its one connection; the fir
       return relay as unknown as StreamProcess;
     },
   });
+  return { dir, relays, recorder };
+}
+
+test('recorder: a still screen keeps its segment and its one connection; the first change after the interval rotates', async () => {
+  const screen = { still: true };
+  const { dir, relays, recorder } = fakeRecorder('still', screen);
   recorder.start();
   // Five keyframe intervals of a still screen.
   await sleep(500);
@@ -474,22 +480,8 @@ test('recorder: a still screen keeps its segment and its one connection; the fir
 });
 
 test('recorder: an update with only the screen layout is no keyframe; a segment stopped before its picture leaves no file', async () => {
-  const dir = tempDir();
-  const relays: FakeRelay[] = [];
   const screen = { layoutFirst: true, holdPicture: false };
-  const recorder = new Recorder({
-    dir,
-    screenId: 'layout',
-    maxBytes: 64 * 1024 * 1024,
-    segmentMs: 100,
-    minUpdateIntervalMs: 10,
-    log: silent,
-    openRelay: () => {
-      const relay = new FakeRelay(1000, screen);
-      relays.push(relay);
-      return relay as unknown as StreamProcess;
-    },
-  });
+  const { dir, relays, recorder } = fakeRecorder('layout', screen);
   recorder.start();
   await sleep(50);
   assert.deepEqual(relays[0].requests.slice(0, 2), [false, true], 'the full request, then one at once for the picture the layout came without');
