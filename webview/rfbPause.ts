@@ -9,9 +9,7 @@
 // link had a round trip of seconds, and the first frame after a reveal came ~350 ms after the
 // first bytes.
 
-/** RFB client message types (RFC 6143 §7.5; EnableContinuousUpdates from the community extensions). */
-const FRAMEBUFFER_UPDATE_REQUEST = 3;
-const ENABLE_CONTINUOUS_UPDATES = 150;
+import { ENABLE_CONTINUOUS_UPDATES, FRAMEBUFFER_UPDATE_REQUEST, isRectMessage, rectMessage, updateRequest } from '../src/core/rfbClientMessages';
 
 /** What the pause needs of the session: noVNC's state that it reads and sets, and a way to the server. */
 export interface PausableSession {
@@ -24,14 +22,9 @@ export interface PausableSession {
   readonly height: number;
 }
 
-/** One 10-byte message: a type, a flag, and the rectangle x, y, width, height (u16 each, big endian). */
-function rectMessage(type: number, flag: number, width: number, height: number): Uint8Array {
-  return new Uint8Array([type, flag, 0, 0, 0, 0, width >> 8, width & 0xff, height >> 8, height & 0xff]);
-}
-
 /** An incremental FramebufferUpdateRequest: what noVNC sends after each update when continuous updates are off. */
 function isIncrementalRequest(data: Uint8Array): boolean {
-  return data.length === 10 && data[0] === FRAMEBUFFER_UPDATE_REQUEST && data[1] === 1;
+  return isRectMessage(data, FRAMEBUFFER_UPDATE_REQUEST, 1);
 }
 
 export class RfbPause {
@@ -83,7 +76,7 @@ export class RfbPause {
       // not ask after each update as well.
       this.session.continuousUpdates = true;
     } else {
-      this.session.send(rectMessage(FRAMEBUFFER_UPDATE_REQUEST, 1, width, height));
+      this.session.send(updateRequest(true, width, height));
     }
   }
 

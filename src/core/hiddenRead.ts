@@ -6,10 +6,8 @@
 // "visible" has gone through the extension host.
 import type { Readable } from 'node:stream';
 import { whenQuiet } from './quiet';
+import { ENABLE_CONTINUOUS_UPDATES, FRAMEBUFFER_UPDATE_REQUEST, isRectMessage } from './rfbClientMessages';
 
-/** RFB client messages (RFC 6143 §7.5; EnableContinuousUpdates from the community extensions). */
-const FRAMEBUFFER_UPDATE_REQUEST = 3;
-const ENABLE_CONTINUOUS_UPDATES = 150;
 
 /**
  * True for what asks the server to send now: continuous updates turned on, or a non-incremental
@@ -20,7 +18,7 @@ const ENABLE_CONTINUOUS_UPDATES = 150;
  * webview holds those back.
  */
 export function isResumeRequest(message: Uint8Array): boolean {
-  return message.length === 10 && ((message[0] === FRAMEBUFFER_UPDATE_REQUEST && message[1] === 0) || (message[0] === ENABLE_CONTINUOUS_UPDATES && message[1] === 1));
+  return isRectMessage(message, FRAMEBUFFER_UPDATE_REQUEST, 0) || isRectMessage(message, ENABLE_CONTINUOUS_UPDATES, 1);
 }
 
 /** The part of a viewer's pump this decides on: whether the relay is read. */
@@ -51,7 +49,7 @@ export class HiddenRead {
   private shown: boolean;
   /** Cancels the wait after which a hidden viewer's relay is no longer read. */
   private stopDrain: (() => void) | undefined;
-  /** Counters for the log and the tests: reveals the webview told before VS Code did. */
+  /** Reveals the webview told before VS Code did (the unit tests read it). */
   readonly stats = { earlyReveals: 0 };
 
   constructor(

@@ -25,6 +25,7 @@ import {
   type ServerMessageEvents,
   type StreamParser,
 } from './rfbServerStream';
+import { updateRequest } from './rfbClientMessages';
 
 /** What the client tells its owner as the stream goes by. */
 export interface RfbClientEvents extends ServerMessageEvents {
@@ -34,7 +35,7 @@ export interface RfbClientEvents extends ServerMessageEvents {
   ready(width: number, height: number): void;
 }
 
-export { MSG_SERVER_CUT_TEXT, RfbProtocolError };
+export { MSG_SERVER_CUT_TEXT, RfbProtocolError, updateRequest };
 
 /** JPEG quality 6 and zlib level 2: noVNC's own defaults. */
 const PSEUDO_QUALITY = -32 + 6;
@@ -70,16 +71,6 @@ export function setEncodings(encodings: readonly number[] = RECORDER_ENCODINGS):
   view.setUint8(0, 2);
   view.setUint16(2, encodings.length);
   encodings.forEach((encoding, index) => view.setInt32(4 + 4 * index, encoding));
-  return out;
-}
-
-export function updateRequest(incremental: boolean, width: number, height: number): Uint8Array {
-  const out = new Uint8Array(10);
-  const view = new DataView(out.buffer);
-  view.setUint8(0, 3);
-  view.setUint8(1, incremental ? 1 : 0);
-  view.setUint16(6, width);
-  view.setUint16(8, height);
   return out;
 }
 
