@@ -151,7 +151,8 @@ export type HostToWebview =
   /** The VS Code clipboard, for noVNC to offer to the screen. */
   | { readonly type: 'clipboardToScreen'; readonly text: string }
   /** Whether the viewer is on screen: hidden, the host holds the bytes back, so silence means nothing. */
-  | { readonly type: 'visible'; readonly visible: boolean }
+  /** `seq` counts the host's visibility changes, as its socket messages do (src/core/directProtocol.ts). */
+  | { readonly type: 'visible'; readonly visible: boolean; readonly seq: number }
   /** How many viewers watch this screen (`label` says it in the user's language). */
   | { readonly type: 'viewers'; readonly count: number; readonly label: string }
   /** An agent action begins on this screen; `atMs` is the host's Date.now() as it begins (src/liveOverlay.ts). */

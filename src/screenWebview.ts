@@ -10,7 +10,7 @@ import type { Logger } from './core/logger';
 import { RfbPump, SocketPump } from './core/pump';
 import { overlayState, setOverlayEnabled } from './liveOverlay';
 import type { DirectOffer, DirectSocket } from './core/directChannel';
-import { SHOWN_MESSAGE } from './core/directProtocol';
+import { visibilityMessage } from './core/directProtocol';
 import type { DirectAddress, DirectEndpoint } from './directEndpoint';
 import { HiddenRead } from './core/hiddenRead';
 import { endRelay } from './core/relay';
@@ -59,6 +59,8 @@ export class ScreenWebview extends Disposable {
   private counted: DisposableLike | undefined;
   /** VS Code's visibility, and when a hidden viewer's relay is read (src/core/hiddenRead.ts). */
   private readonly reading: HiddenRead;
+  /** VS Code's visibility changes so far: the webview applies each once, whichever way comes first. */
+  private visibilitySeq = 0;
   private readonly clipboard: ViewerClipboard;
   private readonly resize: ResizeRestore;
 
@@ -158,10 +160,10 @@ export class ScreenWebview extends Disposable {
     // on its way still arrives, fences are answered, and the server has nothing in flight when the
     // relay stops being read once it went quiet, as the backstop that keeps a hidden viewer at 0 bytes.
     this.reading.setVisible(visible);
-    if (visible) {
-      this.socket?.sendText(SHOWN_MESSAGE); // ahead of the post below, which waits behind the workbench's work on the reveal
-    }
-    this.post({ type: 'visible', visible });
+    const seq = ++this.visibilitySeq;
+    // Ahead of the post below, which waits behind the workbench's work (a hide's for seconds).
+    this.socket?.sendText(visibilityMessage(visible, seq));
+    this.post({ type: 'visible', visible, seq });
   }
 
   /** A clean close of the holder's view hands control back; a dropped relay does not. */
@@ -194,7 +196,7 @@ export class ScreenWebview extends Disposable {
         } else {
           this.closeRelay('');
         }
-        this.post({ type: 'visible', visible: this.reading.visible });
+        this.post({ type: 'visible', visible: this.reading.visible, seq: this.visibilitySeq });
         this.post(screenOptionsMessage());
         this.postControl();
         this.clipboardState();

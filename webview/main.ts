@@ -75,7 +75,7 @@ let channel: ScreenChannel | undefined;
 let pause: RfbPause | undefined;
 /** Whether the view is on screen, as the host last said. */
 let visible = true;
-const transports = new Transports(post, stats, () => watch.dataReceived(), () => setVisible(true, 'socket'));
+const transports = new Transports(post, stats, () => watch.dataReceived(), (shown, seq) => setVisible(shown, 'socket', seq));
 /**
  * The host opens a relay on `ready` when the screen runs (one round trip less on open); the
  * hello's status says whether it did, and the watch's first connect is then already answered.
@@ -131,7 +131,7 @@ function receive(message: HostToWebview): void {
       void transports.open(message.urls).then((opened) => (opened ? openSession(opened) : redial()));
       break;
     case 'visible':
-      setVisible(message.visible, 'post');
+      setVisible(message.visible, 'post', message.seq);
       break;
     case 'viewers':
       viewersText.textContent = message.label;
@@ -386,11 +386,19 @@ function releaseKeyboard(): void {
 const UNCONFIRMED_RESUME_MS = 2000;
 let unconfirmed: number | undefined;
 
+/** The count of the host's latest visibility change applied: its post of a change comes after its socket message. */
+let visibilitySeq = -1;
+
 /**
  * What the host says of the view: shown (`visible` posted, or its word on the direct channel, which
- * comes sooner) or hidden.
+ * comes sooner) or hidden. A word older than one applied is stale: a hide's post can arrive after
+ * the socket said "shown" again.
  */
-function setVisible(shown: boolean, by: 'post' | 'socket'): void {
+function setVisible(shown: boolean, by: 'post' | 'socket', seq: number): void {
+  if (seq < visibilitySeq) {
+    return;
+  }
+  visibilitySeq = seq;
   visible = shown;
   watch.setVisible(shown);
   if (shown) {

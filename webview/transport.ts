@@ -1,7 +1,7 @@
 // The webview's side of the transports: the direct channel (a WebSocket to the extension host's
 // loopback server, src/core/directChannel.ts) when the host offers it, else postMessage; both
 // handed to noVNC as the same channel shape (./channel.ts).
-import { ackMessage, SHOWN_MESSAGE, SUBPROTOCOL } from '../src/core/directProtocol';
+import { ackMessage, parseVisibility, SUBPROTOCOL } from '../src/core/directProtocol';
 import type { WebviewToHost } from '../src/protocol';
 import { createChannel, type ScreenChannel } from './channel';
 import type { ScreenStats } from './stats';
@@ -25,8 +25,8 @@ export class Transports {
     private readonly stats: ScreenStats,
     /** Every chunk from the sandbox, for the session watch (./reconnect.ts). */
     private readonly onData: () => void = () => undefined,
-    /** The host said on the socket that the view shows again (faster than its `visible` post). */
-    private readonly onShown: () => void = () => undefined,
+    /** The host said on the socket that the view shows or hides (faster than its `visible` post). */
+    private readonly onVisibility: (shown: boolean, seq: number) => void = () => undefined,
   ) {}
 
   /** The origin to send with `connect`: asks the host for the direct channel unless it failed here. */
@@ -72,8 +72,9 @@ export class Transports {
     );
     socket.onmessage = (event: MessageEvent<ArrayBuffer | string>) => {
       if (typeof event.data === 'string') {
-        if (event.data === SHOWN_MESSAGE) {
-          this.onShown();
+        const visibility = parseVisibility(event.data);
+        if (visibility) {
+          this.onVisibility(visibility.shown, visibility.seq);
         }
         return;
       }

@@ -25,9 +25,21 @@ export function parseAck(text: string): number | undefined {
 }
 
 /**
- * The one text message from the server: VS Code says the viewer shows again. It goes on the
- * socket, which bypasses the workbench: on a loaded machine VS Code's own message (the host's
- * `visible`) reached a revealed webview 150–660 ms after the click, this one 90–170 ms after
- * it. The webview resumes its paused RFB session on it (webview/rfbPause.ts).
+ * The server's text messages: VS Code's visibility of the viewer, `shown <n>` or `hidden <n>`, `n`
+ * counting the host's visibility changes (the same count goes with its `visible` post). They go on
+ * the socket, which bypasses the workbench: on a loaded machine VS Code's own message (the host's
+ * `visible`) reached a revealed webview 150–660 ms after the click, this one 90–170 ms after it;
+ * a hidden one 0.8–2 s after the hide, while the server went on streaming into a relay the host
+ * then stopped reading, so the reveal first drew hundreds of kB of stale updates. The webview
+ * pauses and resumes its RFB session on them (webview/rfbPause.ts) and, by the count, ignores the
+ * post of a change it already applied from the socket when a later change came meanwhile.
  */
-export const SHOWN_MESSAGE = 'shown';
+export function visibilityMessage(shown: boolean, seq: number): string {
+  return `${shown ? 'shown' : 'hidden'} ${seq}`;
+}
+
+/** The visibility a server text message says, or undefined when it is not one. */
+export function parseVisibility(text: string): { shown: boolean; seq: number } | undefined {
+  const match = /^(shown|hidden) ([0-9]{1,10})$/.exec(text);
+  return match ? { shown: match[1] === 'shown', seq: Number(match[2]) } : undefined;
+}

@@ -6,7 +6,10 @@ import type { Readable } from 'node:stream';
 /**
  * Runs `run` once, when `source` has emitted no data for `quietMs`, or `maxMs` after the call,
  * whichever comes first. The returned function cancels it (and is harmless after it ran). Only
- * listens; it never changes whether the stream flows.
+ * listens; it never changes whether the stream flows. A stream its reader paused (a viewer's pump
+ * waiting for the webview) is not quiet, only held: the bytes behind the pause would be stale on
+ * the reveal (hundreds of kB drawn before the fresh update), so the quiet time starts again until
+ * the stream flows and goes quiet, or the deadline.
  */
 export function whenQuiet(source: Readable | undefined, quietMs: number, maxMs: number, run: () => void): () => void {
   let quiet: NodeJS.Timeout | undefined;
@@ -17,7 +20,7 @@ export function whenQuiet(source: Readable | undefined, quietMs: number, maxMs: 
   };
   const onData = (): void => {
     clearTimeout(quiet);
-    quiet = setTimeout(finish, quietMs);
+    quiet = setTimeout(() => (source?.isPaused() ? onData() : finish()), quietMs);
   };
   const deadline = setTimeout(finish, maxMs);
   const cancel = (): void => {

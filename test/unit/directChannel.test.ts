@@ -11,7 +11,7 @@ import {
   OP_CONTINUATION, OP_PING, OP_PONG, OP_TEXT, ProtocolError,
 } from '../../src/core/directChannel';
 import { type MessageSink, SocketPump } from '../../src/core/pump';
-import { SHOWN_MESSAGE } from '../../src/core/directProtocol';
+import { parseVisibility, visibilityMessage } from '../../src/core/directProtocol';
 
 const ORIGIN = 'vscode-webview://abc123';
 
@@ -225,7 +225,7 @@ test('acknowledgements are text frames of decimal digits; they reach onAck and n
   });
 });
 
-test('the server\'s one text message, "shown", goes out whole between binary messages', async () => {
+test('the server\'s text messages, "shown <n>" and "hidden <n>", go out whole between binary messages', async () => {
   await withServer(async (server, port) => {
     const accepted: DirectSocket[] = [];
     const offer = server.offer(ORIGIN, (socket) => accepted.push(socket));
@@ -233,17 +233,27 @@ test('the server\'s one text message, "shown", goes out whole between binary mes
     assert.match(await client.response, /^HTTP\/1\.1 101/);
     await until(() => accepted.length === 1, 'the accept');
     accepted[0].send([Buffer.from([1, 2])], 2);
-    accepted[0].sendText(SHOWN_MESSAGE);
+    accepted[0].sendText(visibilityMessage(true, 7));
     accepted[0].send([Buffer.from([3])], 1);
-    await until(() => serverFrames(client.received()).length === 3, 'three frames');
+    accepted[0].sendText(visibilityMessage(false, 8));
+    await until(() => serverFrames(client.received()).length === 4, 'four frames');
     const frames = serverFrames(client.received());
-    assert.deepEqual(frames.map((f) => f.opcode), [OP_BINARY, OP_TEXT, OP_BINARY]);
-    assert.equal(frames[1].payload.toString(), 'shown');
+    assert.deepEqual(frames.map((f) => f.opcode), [OP_BINARY, OP_TEXT, OP_BINARY, OP_TEXT]);
+    assert.deepEqual(parseVisibility(frames[1].payload.toString()), { shown: true, seq: 7 });
+    assert.deepEqual(parseVisibility(frames[3].payload.toString()), { shown: false, seq: 8 });
     accepted[0].close();
-    accepted[0].sendText(SHOWN_MESSAGE); // closed: nothing more is written
+    accepted[0].sendText(visibilityMessage(true, 9)); // closed: nothing more is written
     await client.closed;
     assert.equal(serverFrames(client.received()).at(-1)?.opcode, OP_CLOSE);
   });
+});
+
+test('a visibility message is "shown <n>" or "hidden <n>", nothing else', () => {
+  assert.equal(visibilityMessage(true, 0), 'shown 0');
+  assert.equal(visibilityMessage(false, 12), 'hidden 12');
+  for (const text of ['shown', 'hidden', 'shown -1', 'shown 1 ', 'visible 1', '12', 'hidden 1x']) {
+    assert.equal(parseVisibility(text), undefined, text);
+  }
 });
 
 test('protocol errors close the connection with their code: unmasked frame 1002, text 1003, oversize 1009', async () => {

@@ -49,3 +49,24 @@ test('cancelled, it never runs; no stream runs it after the quiet time', async (
   await sleep(80);
   assert.equal(runs, 1);
 });
+
+test('a stream its reader paused is held, not quiet: it runs once the stream flowed and went quiet, or at the deadline', async () => {
+  const source = new PassThrough();
+  source.resume();
+  let ranAt = 0;
+  whenQuiet(source, 60, 10_000, () => (ranAt = Date.now()));
+  source.pause(); // the pump waits for the webview: bytes stay behind in the pipe
+  await sleep(300);
+  assert.equal(ranAt, 0, 'not while paused');
+  const resumedAt = Date.now();
+  source.resume();
+  await sleep(400);
+  assert.ok(ranAt >= resumedAt, 'after the stream flowed again');
+  let atDeadline = 0;
+  const held = new PassThrough();
+  held.pause();
+  whenQuiet(held, 30, 200, () => (atDeadline = Date.now()));
+  const start = Date.now();
+  await sleep(500);
+  assert.ok(atDeadline >= start + 150, 'a stream held for good stops at the deadline');
+});
