@@ -213,12 +213,14 @@ const readCounters = (frame) => frame.evaluate(() => {
   return c && { frames: c.frames, pixels: c.pixels, firstFrameAt: c.firstFrameAt, bytes: c.bytes, keyLatencies: [...c.keyLatencies], keysMissed: c.keysMissed + (c.keyAt ? 1 : 0) };
 });
 
-/** A webview frame (not the workbench, none of `old`) whose counters saw a frame drawn at or after t. */
-async function frameDrawnAfter(page, t, timeoutMs = 30_000, old = new Set()) {
+/** A webview frame (not the workbench, none of `old`) whose counters saw a frame drawn at or after t
+ *  (with `picture`, a frame that shows the screen, not noVNC's blank first flip). */
+async function frameDrawnAfter(page, t, timeoutMs = 30_000, old = new Set(), picture = false) {
   return waitFor(async () => {
     for (const frame of page.frames()) {
       if (frame === page.mainFrame() || frame.isDetached() || old.has(frame)) continue;
-      const at = await frame.evaluate((t) => window.__benchCounters?.firstFrameAfter(t), t).catch(() => 0);
+      const at = await frame.evaluate(([t, picture]) => (picture ? window.__benchCounters?.firstPictureAfter(t)
+        : window.__benchCounters?.firstFrameAfter(t)), [t, picture]).catch(() => 0);
       if (at) return { frame, at };
     }
     return undefined;
@@ -231,7 +233,7 @@ class ViewerA {
   async open() {
     const old = new Set(this.page.frames());
     const t0 = await runCommand(this.page, TITLES.openInEditor);
-    const { at } = await frameDrawnAfter(this.page, t0, 90_000, old);
+    const { at } = await frameDrawnAfter(this.page, t0, 90_000, old, true);
     this.frame = await this.panelFrame(t0, old);
     // Where the time goes: the webview's document starts (VS Code's part), its session opens (the
     // transport is up), noVNC's first frame (the RFB handshake and the first update).
@@ -349,7 +351,7 @@ class ViewerB {
     const t0 = Date.now();
     await this.page.goto(this.url);
     this.frame = this.page.mainFrame();
-    const at = await waitFor(() => this.frame.evaluate(() => window.__benchCounters?.firstFrameAt), 90_000, 10, 'the tab\'s first frame');
+    const at = await waitFor(() => this.frame.evaluate(() => window.__benchCounters?.firstPictureAt), 90_000, 10, 'the tab\'s first picture');
     const c = await this.frame.evaluate(() => ({ ws: window.__benchCounters.webSocketAt, open: window.__benchCounters.webSocketOpenAt }));
     log(`  B open: WebSocket created +${Math.round(c.ws - t0)} ms, open +${Math.round(c.open - t0)} ms, first frame +${Math.round(at - t0)} ms`);
     return at - t0;
@@ -361,7 +363,7 @@ class ViewerB {
   async reopen() {
     const t0 = Date.now();
     await this.page.reload();
-    const at = await waitFor(() => this.frame.evaluate(() => window.__benchCounters?.firstFrameAt), 60_000, 10, 'the reloaded tab\'s first frame');
+    const at = await waitFor(() => this.frame.evaluate(() => window.__benchCounters?.firstPictureAt), 60_000, 10, 'the reloaded tab\'s first picture');
     return at - t0;
   }
 
@@ -594,7 +596,7 @@ async function startCold(page, label) {
     const r = await waitFor(async () => {
       for (const frame of page.frames()) {
         if (frame === page.mainFrame() || frame.isDetached()) continue;
-        const at = await frame.evaluate((t) => window.__benchCounters?.firstFrameAfter(t), t).catch(() => 0);
+        const at = await frame.evaluate((t) => window.__benchCounters?.firstPictureAfter(t), t).catch(() => 0);
         if (at) return { at };
         const state = (await screenStats(frame).catch(() => undefined))?.hostState;
         if (state && state !== 'error') left.add(frame);
@@ -968,14 +970,14 @@ function renderReport(results, env) {
   };
 
   if (A.cold || A.coldFailed) {
-    row('cold container: Start → first frame (ms)', cell(A.cold, A.coldFailed && `the Start failed: ${A.coldFailed}`), cell(undefined, 'a tab does not start a sandbox'), 'A: n=1, the run\'s first screen');
+    row('cold container: Start → first picture (ms)', cell(A.cold, A.coldFailed && `the Start failed: ${A.coldFailed}`), cell(undefined, 'a tab does not start a sandbox'), 'A: n=1, the run\'s first screen');
   }
   if (results.webview) {
     row('VS Code\'s own webview boot (ms; palette Enter → an empty webview\'s script runs, test/bench/empty-webview)', cell(results.webview), cell(undefined, 'a tab has no webview'), 'the part of A\'s open no change to Bot Screen removes');
   }
   if (A.idle || B.idle) {
     const boot = cell(results.webview);
-    row('open → first frame (ms; A: palette Enter → panel drawn, webview load included; B: page.goto → drawn)',
+    row('open → first picture (ms; A: palette Enter → the screen drawn, webview load included; B: page.goto → drawn)',
       cell(A.idle?.open), cell(B.idle?.open), 'idle desktop', (a, b) => {
         const ref = valueOf(b) !== undefined && boot.value !== undefined ? 1.3 * (b.value + boot.value) : undefined;
         const bound = Math.min(1500, ref ?? 1500);
@@ -1032,7 +1034,7 @@ function renderReport(results, env) {
   for (const g of Object.keys(results.geo ?? {})) {
     const { A: ga, B: gb, geometry } = results.geo[g];
     const tag = `${geometry || g}`;
-    if (ga.cold || ga.coldFailed) row(`${tag}: cold container: Start → first frame (ms)`, cell(ga.cold, ga.coldFailed), cell(undefined, 'a tab does not start a sandbox'));
+    if (ga.cold || ga.coldFailed) row(`${tag}: cold container: Start → first picture (ms)`, cell(ga.cold, ga.coldFailed), cell(undefined, 'a tab does not start a sandbox'));
     const a = ga.flood;
     const b = gb.flood;
     if (a || b) {
@@ -1142,7 +1144,8 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
   same size, through Debian's websockify ${e.websockify} → socat ${e.socat} → the very \`docker exec … python3 relay.py\`
   argv the extension ran for its own relay → the same Xvnc socket of the same running screen (${results.geometry || 'geometry unknown'}).
 - Same counters on both sides, inside the page (test/bench/peer/counters.js): a frame is noVNC's flip drawn on the
-  visible canvas; key → next drawn frame runs from the keydown event's time to that frame; pixels redrawn are the
+  visible canvas; open and cold start end at the first picture (a frame holding the server's pixels, not the blank
+  flip noVNC makes when it sizes its canvas); key → next drawn frame runs from the keydown event's time to that frame; pixels redrawn are the
   flips' damaged rectangles. Bytes: B counts WebSocket messages; A reads the webview's own counter of the bytes it
   hands to noVNC.
 - CPU: % of one core from /proc (utime + stime, children reaped during a window included), per process group; "whole

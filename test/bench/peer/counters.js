@@ -2,6 +2,9 @@
 // browsers before any page script runs, so both viewers are measured by the same code:
 // - a drawn frame is noVNC's flip: a drawImage from a detached canvas (its backbuffer) onto a
 //   canvas in the document. Counted as it happens, with its wall-clock time.
+// - the first picture: the first frame whose drawn rectangle holds pixels the server sent. noVNC
+//   flips once when it sizes its canvas after ServerInit, before any update: that blank frame is a
+//   frame, not yet the screen (checked by reading its rectangle's alpha, only until the first picture).
 // - key → next drawn frame: a keydown (capture, before noVNC sees it; listened for from the first
 //   frame drawn on) arms the clock; the next drawn frame stops it. A key that sees no frame before the next key counts as missed.
 // - pixels redrawn: the area of each flip's damaged rectangle (what the screen changed).
@@ -32,6 +35,12 @@ function installBenchCounters({ webSocketBytes }) {
     firstFrameAfter(t) {
       return this.recent.find((x) => x >= t) ?? 0;
     },
+    firstPictureAt: 0,
+    /** The first frame at or after t that shows the screen: once a picture was drawn, every later frame does. */
+    firstPictureAfter(t) {
+      if (!this.firstPictureAt) return 0;
+      return this.firstPictureAt >= t ? this.firstPictureAt : this.firstFrameAfter(t);
+    },
   };
   window.__benchCounters = c;
 
@@ -50,6 +59,7 @@ function installBenchCounters({ webSocketBytes }) {
       // A flip copies the damaged rectangle (sx, sy, sw, sh, dx, dy, dw, dh); a whole-image draw copies it all.
       c.pixels += rest.length >= 8 ? rest[2] * rest[3] : image.width * image.height;
       if (c.firstFrameAt === 0) c.firstFrameAt = t;
+      if (c.firstPictureAt === 0 && drewPixels(image, rest)) c.firstPictureAt = t;
       c.lastFrameAt = t;
       c.recent.push(t);
       if (c.recent.length > 2000) c.recent.splice(0, 1000);
@@ -59,6 +69,15 @@ function installBenchCounters({ webSocketBytes }) {
       }
     }
     return result;
+  };
+
+  /** Whether the flipped rectangle of the backbuffer holds anything drawn (noVNC's blank canvas is transparent; the server's pixels are opaque). */
+  const drewPixels = (image, rest) => {
+    const [sx, sy, sw, sh] = rest.length >= 8 ? rest : [0, 0, image.width, image.height];
+    if (!(sw > 0 && sh > 0)) return false;
+    const data = image.getContext('2d').getImageData(sx, sy, sw, sh).data;
+    for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) return true;
+    return false;
   };
 
   const onKeyDown = (event) => {
