@@ -1,4 +1,4 @@
-// Decodes noVNC's JPEG and PNG rectangles (Tight's JPEG, TightPNG) off a data: URL: with
+// Decodes noVNC's JPEG and PNG rectangles (Tight's JPEG, TightPNG) without a data: URL: with
 // WebCodecs' ImageDecoder straight from the rectangle's bytes where the page has it, else with
 // createImageBitmap from a Blob of them; in place of noVNC 1.7's `new Image()` with a base64
 // `data:` URL per rectangle.
@@ -11,15 +11,16 @@
 // 70 s; the same through createImageBitmap stayed at 175 MiB, and skip the base64 round trip too.
 // noVNC tracks the growth as novnc/noVNC#2075; its 1.7 release does not avoid it.
 //
-// Why ImageDecoder first: a data: URL image loads synchronously, so noVNC drew a key's small
-// rectangle in the task that received it; any decode off the main thread answers a task later.
-// createImageBitmap(Blob) makes that later long: Chromium hands the Blob's bytes to the browser
-// process and reads them back before decoding, two hops through a process that, in VS Code, is
-// busy relaying the workbench. The key → next frame p95 rose 8–40 ms over the noVNC tab's. In a
-// plain Chromium page on a loaded machine, 16×20 to 400×40 JPEGs took 2.6–4.1 ms at the median,
-// 5–23 ms at p95, to be drawn through createImageBitmap(Blob), and 0.9–1.2 / 3.4–4.4 ms through
-// ImageDecoder (data: URL images: 1.8–2.4 / 4–16 ms). ImageDecoder decodes in the renderer from a
-// copy of the bytes: no URL, no cache entry, one hop back.
+// Why ImageDecoder first: createImageBitmap takes a Blob, whose bytes Chromium hands to the browser
+// process's blob store and reads back before decoding; ImageDecoder decodes a copy of the bytes in the
+// renderer. In a plain Chromium page on a loaded machine, 16×20 to 400×40 JPEGs reached the canvas
+// in 2.6–4.1 ms at the median, 5–23 ms at p95, through createImageBitmap(Blob), and in 0.9–1.2 /
+// 3.4–4.4 ms through ImageDecoder (noVNC's data: URL images: 1.8–2.4 / 4–16 ms). In the Screen
+// webview (three opens each, same bench), the five picture rectangles of a session's first update
+// were ready to draw 44–121 ms (median 117) after they arrived through the Blob, 16–82 ms (median
+// 27) through ImageDecoder. A typed key's update has no picture
+// rectangle (in the bench's terminal: one 32×19 Tight rectangle that is not JPEG, drawn in the task
+// that received it), so neither way is on the key → frame path.
 import Display from '../node_modules/@novnc/novnc/core/display.js';
 
 /**
