@@ -6,7 +6,7 @@ import { ScreenA11y } from './a11y';
 import type { ScreenChannel } from './channel';
 import { ClipboardBridge } from './clipboard';
 import { ConnectionPanel } from './connectionPanel';
-import { browserDecode, decodeRectsAsBitmaps } from './imageDecode';
+import { decodeRectsAsBitmaps } from './imageDecode';
 import { ActionOverlay } from './overlay';
 import { SessionWatch, type Clock } from './reconnect';
 import { RfbPause, type PausableSession } from './rfbPause';
@@ -32,7 +32,7 @@ const vscode = early?.api ?? acquireVsCodeApi();
 const post = (message: WebviewToHost): void => vscode.postMessage(message);
 
 // Before any session: noVNC's data: URL images grew the renderer without bound under a flood.
-decodeRectsAsBitmaps(browserDecode(window));
+decodeRectsAsBitmaps((blob) => createImageBitmap(blob));
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const where = $('where');

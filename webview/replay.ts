@@ -8,7 +8,7 @@ import RFB from '@novnc/novnc';
 import type { ReplayHostMessage, ReplayStrings, ReplayWebviewMessage } from '../src/replayProtocol';
 import { extendTimeline, RecordingTail, segmentAt, type RecordingRecord, type Timeline } from '../src/core/recordingFormat';
 import { createChannel, type ScreenChannel } from './channel';
-import { browserDecode, decodeRectsAsBitmaps } from './imageDecode';
+import { decodeRectsAsBitmaps } from './imageDecode';
 import { withWebmDuration } from './webmDuration';
 
 declare function acquireVsCodeApi(): { postMessage(message: ReplayWebviewMessage): void };
@@ -18,7 +18,7 @@ const post = (message: ReplayWebviewMessage): void => vscode.postMessage(message
 
 // As in the Screen view (./imageDecode.ts): a long replay decodes as many JPEG rectangles as the
 // live screen did, and noVNC's data: URL images grew the renderer without bound.
-decodeRectsAsBitmaps(browserDecode(window));
+decodeRectsAsBitmaps((blob) => createImageBitmap(blob));
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
 const playButton = $<HTMLButtonElement>('play');
