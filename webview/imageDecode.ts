@@ -8,6 +8,14 @@
 // distinct 1280×64 JPEGs drawn noVNC's way grew the renderer from 124 to 730 MiB in 70 s; the same
 // through createImageBitmap stayed at 175 MiB, and skip the base64 round trip too. noVNC tracks
 // the growth as novnc/noVNC#2075; its 1.7 release does not avoid it.
+//
+// Not on the key → frame path: a typed key's update has no picture rectangle (in the benchmark's
+// terminal, at 1280×800, 1920×1080 and 2560×1440: one 32×19 Tight rectangle that is not JPEG, drawn
+// in the task that received it, with the render queue empty), so this decoder cannot slow it.
+// WebCodecs' ImageDecoder (decoding from the bytes, no Blob) readied a session's first picture
+// rectangles sooner (median 27 ms against 117 in the Screen webview) but cost memory: in a plain
+// Chromium page, distinct 1280×64 JPEGs grew the renderer 117 → 477 MiB over the first 1,000 and
+// it stayed there for 2,500 more; through createImageBitmap, 117 → 166 MiB over 1,500.
 import Display from '../node_modules/@novnc/novnc/core/display.js';
 
 /**
