@@ -390,7 +390,7 @@ test('the socket pump keeps at most its window unacknowledged: a hidden or laggi
 
 test('the socket pump keeps one message on the way: what arrives meanwhile waits (still read) and goes out as one message on the ack', async () => {
   const source = new PassThrough();
-  const pump = new SocketPump(source, 1000);
+  const pump = new SocketPump(source, 1000, 1, 0);
   const out = sink(100);
   pump.attach(out);
   source.write(Buffer.from('RFB 003.008\n'));
@@ -430,4 +430,33 @@ test('the socket pump keeps one message on the way: what arrives meanwhile waits
   await tick();
   await tick();
   assert.deepEqual(out.messages.at(-1), Buffer.alloc(5, 4));
+});
+
+test('behind a small message on the way the next goes at once (the LastRect of a key echo); behind a large one it waits for the ack', async () => {
+  const source = new PassThrough();
+  const pump = new SocketPump(source, 1 << 20, 1, 1000);
+  const out = sink(100);
+  pump.attach(out);
+  source.write(Buffer.alloc(300, 1)); // a key's rectangle
+  await tick();
+  await tick();
+  source.write(Buffer.alloc(12, 2)); // its LastRect, a read later
+  await tick();
+  await tick();
+  assert.deepEqual(out.messages, [Buffer.alloc(300, 1), Buffer.alloc(12, 2)], '312 bytes on the way: under 1000, nothing waits');
+  source.write(Buffer.alloc(900, 3));
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 3, '312 on the way is still small: the 900 go too');
+  for (let i = 0; i < 2; i++) {
+    source.write(Buffer.alloc(50, 4 + i));
+    await tick();
+    await tick();
+  }
+  assert.equal(out.messages.length, 3, '1212 on the way: the next reads wait for an ack');
+  pump.acked(300);
+  await tick();
+  await tick();
+  assert.equal(out.messages.length, 4, 'an ack brings the bytes on the way to 912, small again');
+  assert.deepEqual(out.messages.at(-1), Buffer.concat([Buffer.alloc(50, 4), Buffer.alloc(50, 5)]), 'what waited goes as one message');
 });
