@@ -26,6 +26,7 @@ import { ScreenController } from '../../src/core/screen';
 import { removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 import { cpuByKind, sampleProcs, type ProcKind } from '../support/procCpu';
 import { openReplay } from '../support/replayPage';
+import { muxedRelays } from '../../src/core/relayMux';
 import ANIMATION from './animation.py';
 
 const PHASE_MS = Number(process.env.BENCH_PHASE_S ?? 30) * 1000;
@@ -95,7 +96,7 @@ async function measure(controller: ScreenController, mode: Mode, dir: string, wa
         screenId: 'bench',
         maxBytes: 1024 * 1024 * 1024,
         log: testLog,
-        openRelay: () => controller.openRelay({ passive: true }),
+        openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })),
         watchedUpdateIntervalMs: watchedMs === 0 ? 2 ** 31 - 1 : watchedMs,
       })
     : undefined;
@@ -221,7 +222,7 @@ interface Window {
 
 /** One window of the flood, with the watched recorder or without, the viewer running through all of them. */
 async function overheadWindow(controller: ScreenController, watcher: ReturnType<typeof viewer>, on: boolean, dir: string): Promise<Window> {
-  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) }) : undefined;
+  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) }) : undefined;
   recorder?.setWatched(true);
   recorder?.start();
   // Both arms wait alike: the recorder's connection and keyframe are not counted (its later
@@ -340,7 +341,7 @@ async function ringRun(controller: ScreenController, run: DesktopRun, container:
   const bound = RING_MB * 1024 * 1024;
   run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do head -c 3000 /dev/urandom | base64; done');
   await sleep(3000);
-  const recorder = new Recorder({ dir, screenId: 'ring', maxBytes: bound, log: testLog, openRelay: () => controller.openRelay({ passive: true }) });
+  const recorder = new Recorder({ dir, screenId: 'ring', maxBytes: bound, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
   let max = 0;
   let maxAccounted = 0;
   let over = 0;
@@ -439,7 +440,7 @@ async function main(): Promise<void> {
     run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do if [ $(( $(date +%s) / 5 % 2 )) = 0 ]; then head -c 3000 /dev/urandom | base64; else sleep 0.05; fi; done');
     await sleep(3000);
     const live = join(dir, 'seek-live');
-    const recorder = new Recorder({ dir: live, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) });
+    const recorder = new Recorder({ dir: live, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
     recorder.start();
     await sleep(SEEK_RECORD_MS);
     recorder.dispose();
