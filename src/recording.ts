@@ -165,7 +165,10 @@ export class Recordings extends Disposable {
     } else if (!this.recorder) {
       const { maxBytes } = recorderSettings();
       // Every segment's connection over one relay exec: no process spawn per segment.
-      const mux = new RelayMux(() => this.controller.openRelay({ passive: true, mux: true }));
+      const mux = new RelayMux(
+        () => this.controller.openRelay({ passive: true, mux: true }),
+        () => this.controller.relayUnreachable(),
+      );
       this.relays = mux;
       try {
         this.recorder = new Recorder({

@@ -5,6 +5,7 @@
 // frame on the exec's stdin. Each connection looks like a relay of its own (a StreamProcess), so
 // its owner cannot tell the difference; the exec ends when its last connection does.
 import { Readable, Writable } from 'node:stream';
+import { RELAY_EXIT_UNREACHABLE } from './relay';
 import type { StreamProcess } from './runner';
 
 /** Frame ops, both ways (relay.py): op u8, connection id u32, payload length u32, payload. */
@@ -87,8 +88,15 @@ export class RelayMux {
   private target: MuxConnection | undefined;
   private left = 0;
 
-  /** `open` starts the relay exec in mux mode (src/core/screen.ts, `openRelay({ mux: true })`). */
-  constructor(private readonly open: () => StreamProcess) {}
+  /**
+   * `open` starts the relay exec in mux mode (src/core/screen.ts, `openRelay({ mux: true })`);
+   * `unreachable` hears of a connection the relay could not make (the screen's socket is gone
+   * or not ours), as the screen hears of a plain relay's exit code 2.
+   */
+  constructor(
+    private readonly open: () => StreamProcess,
+    private readonly unreachable: () => void = () => undefined,
+  ) {}
 
   /** A new connection to the screen's socket; throws as `open` does when no exec can start. */
   connect(): StreamProcess {
@@ -207,13 +215,17 @@ export class RelayMux {
     this.target = undefined;
     if (this.op === MUX_END && target) {
       const payload = Buffer.concat(target.endPayload);
-      target.finish({ exitCode: payload.length > 0 ? payload[0] : 0, stderr: payload.subarray(1).toString('utf8') }, false);
+      const exitCode = payload.length > 0 ? payload[0] : 0;
+      target.finish({ exitCode, stderr: payload.subarray(1).toString('utf8') }, false);
+      if (exitCode === RELAY_EXIT_UNREACHABLE) {
+        this.unreachable();
+      }
     }
   }
 }
 
 /** A relay opener whose relays are connections over one mux exec (`open` starts it), for the recorder. */
-export function muxedRelays(open: () => StreamProcess): () => StreamProcess {
-  const mux = new RelayMux(open);
+export function muxedRelays(open: () => StreamProcess, unreachable?: () => void): () => StreamProcess {
+  const mux = new RelayMux(open, unreachable);
   return () => mux.connect();
 }

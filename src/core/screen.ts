@@ -322,15 +322,24 @@ export class ScreenController {
       const endedByOwner = killed || relay.stdin.writableEnded;
       if (this.live === live && !this.disposed && !endedByOwner) {
         if (exitCode === RELAY_EXIT_UNREACHABLE) {
-          // A relay that could not reach the socket in a sandbox that is still there: the
-          // desktop itself may have stopped (Xvnc or the session ended).
-          void this.checkLiveness().then(() => this.checkDesktop(live));
+          this.relayUnreachable();
         } else {
           this.suspectGone();
         }
       }
     });
     return relay;
+  }
+
+  /**
+   * A relay (or a connection of a mux relay) could not reach the socket in a sandbox that is
+   * still there: the desktop itself may have stopped (Xvnc or the session ended).
+   */
+  relayUnreachable(): void {
+    const live = this.live;
+    if (live && !this.disposed) {
+      void this.checkLiveness().then(() => this.checkDesktop(live));
+    }
   }
 
   /**

@@ -10,7 +10,7 @@ import { MUX_CLOSE, MUX_DATA, MUX_END, MUX_HEADER_BYTES, MUX_OPEN, muxFrameHeade
 import { openStream, type StreamProcess } from '../../src/core/runner';
 
 /** Resolves once `check` holds (polled), or fails after `ms`. */
-async function until(check: () => boolean, ms = 5000): Promise<void> {
+async function until(check: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) {
@@ -142,7 +142,8 @@ function fakeExec() {
 
 test('frames split anywhere reach the right connection, without mixing', async () => {
   const fake = fakeExec();
-  const mux = new RelayMux(() => fake.exec);
+  let unreachable = 0;
+  const mux = new RelayMux(() => fake.exec, () => unreachable++);
   const a = mux.connect();
   const b = mux.connect();
   const outA = collect(a);
@@ -158,6 +159,7 @@ test('frames split anywhere reach the right connection, without mixing', async (
     fake.stdout.write(Buffer.from([byte]));
   }
   assert.deepEqual(await a.exited, { exitCode: 2, stderr: 'no' });
+  assert.equal(unreachable, 1, 'the screen hears of the refused connection');
   await outA.ended;
   assert.equal(outA.text(), 'abcd');
   await until(() => outB.text() === 'xy');
