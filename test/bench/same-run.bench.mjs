@@ -537,9 +537,10 @@ async function withSession({ geometry, emptyWebview = false, baseline = false, r
     try {
       sandbox.exec(['xfconf-query', '-c', 'xfce4-terminal', '-p', '/misc-cursor-blinks', '-n', '-t', 'bool', '-s', 'false']);
     } catch (err) { log(`could not stop the cursor blinking (key latencies may catch blinks): ${err.message}`); }
-    // B runs exactly the exec argv the extension runs for its relay.
+    // B runs exactly the exec argv the extension runs for its relay (a viewer's: not the
+    // recorder's, whose relay carries framed connections: `… relay.py mux SOCKET`).
     const table = processTable();
-    const relayPid = [...descendants(table, [server.pid])].find((p) => table.get(p).comm === 'docker' && cmdline(p).includes('python3'));
+    const relayPid = [...descendants(table, [server.pid])].find((p) => table.get(p).comm === 'docker' && cmdline(p).includes('python3') && !cmdline(p).includes('mux'));
     if (!relayPid) throw new Error('the extension runs no relay exec client while its panel shows a frame');
     const relayArgv = cmdline(relayPid);
     const viewerA = new ViewerA(page);
