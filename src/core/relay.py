@@ -73,7 +73,7 @@ def write_all(data):
         done += os.write(1, view[done:])
 
 # The mux's frames, both ways: op u8, connection id u32, payload length u32 (big-endian), payload.
-OPEN, DATA, CLOSE, END = 1, 2, 3, 4
+OPEN, DATA, CLOSE, END, EOF = 1, 2, 3, 4, 5
 FRAME = struct.Struct(">BII")
 
 def mux(args):
@@ -122,6 +122,13 @@ def mux(args):
             if sock is not None:
                 try:
                     sock.sendall(payload)
+                except OSError:
+                    pass
+        elif op == EOF:
+            sock = conns.get(cid)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass
         elif op == CLOSE:

@@ -14,6 +14,8 @@ export const MUX_DATA = 2;
 export const MUX_CLOSE = 3;
 /** From the relay: the connection ended; payload: its exit code (u8), then why (UTF-8). */
 export const MUX_END = 4;
+/** To the relay: nothing more to send on this connection (its socket's write side is shut). */
+export const MUX_EOF = 5;
 export const MUX_HEADER_BYTES = 9;
 
 export function muxFrameHeader(op: number, id: number, length: number): Buffer {
@@ -48,9 +50,10 @@ class MuxConnection implements StreamProcess {
         mux.send(MUX_DATA, id, chunk);
         callback();
       },
-      // A relay whose stdin ends hangs up (its server then closes the connection).
+      // As a plain relay's stdin ending: the server is told, and what it still sends comes
+      // until it hangs up.
       final: (callback) => {
-        this.finish({ exitCode: 0, stderr: '' }, true);
+        mux.send(MUX_EOF, id);
         callback();
       },
     });

@@ -116,6 +116,19 @@ test('a connection the server hangs up ends with code 0, the others go on', asyn
   await until(() => outB.text().endsWith('y'));
 });
 
+test('a connection whose stdin ends tells the server, gets what it still sends, and ends with code 0', async (t) => {
+  const { mux, accepted } = await realMux(t);
+  const a = mux.connect();
+  const outA = collect(a);
+  await until(() => accepted.length === 1);
+  // The server answers the end of input with last words, then hangs up.
+  accepted[0].on('end', () => accepted[0].end('bye'));
+  a.stdin.end('last');
+  await outA.ended;
+  assert.equal(outA.text(), '1:lastbye');
+  assert.deepEqual(await a.exited, { exitCode: 0, stderr: '' });
+});
+
 test('a socket the relay refuses ends that connection with the plain relay\'s code 2 and why', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'botscreen-relaymux-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
