@@ -1,8 +1,9 @@
 // Several RFB connections over one relay exec (relay.py's `mux` mode). The flight recorder opens
 // a new connection to the screen for every segment (every 10-30 s under a flood); as a relay exec
-// each, that was a process spawn in the extension host and a `docker exec` client's start (about
-// a tenth of a second of CPU together) every time. Over the mux a segment's connection costs one
-// frame on the exec's stdin. Each connection looks like a relay of its own (a StreamProcess), so
+// each, that was a process spawn in the extension host and a `docker exec` client's start (tens of
+// milliseconds of CPU each, in the flood's profile) every time. Over the mux a segment's
+// connection costs one frame on the exec's stdin. What a connection's owner writes goes out at
+// once, without backpressure: the recorder writes only its handshake and update requests. Each connection looks like a relay of its own (a StreamProcess), so
 // its owner cannot tell the difference; the exec ends when its last connection does.
 import { Readable, Writable } from 'node:stream';
 import { RELAY_EXIT_UNREACHABLE } from './relay';
