@@ -9,6 +9,7 @@ import type { Logger } from './core/logger';
 import { actionEvent, Recorder } from './core/recorder';
 import type { MarkerStore } from './core/marker';
 import { deleteRecording, screenDir } from './core/recorderStore';
+import { RelayMux } from './core/relayMux';
 import type { TimelineEvent } from './core/recordingFormat';
 import type { ScreenController } from './core/screen';
 import { screenRuns, type WorkspaceRecords } from './core/screenList';
@@ -35,6 +36,8 @@ export class Recordings extends Disposable {
   readonly root: string;
   readonly screenId = workspaceKey();
   private recorder: Recorder | undefined;
+  /** The recorder's connections to the screen (ended with it). */
+  private relays: RelayMux | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
   readonly onDidChange = this.changed.event;
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.recorder', vscode.StatusBarAlignment.Left, 49));
@@ -161,13 +164,19 @@ export class Recordings extends Disposable {
       this.stopRecorder();
     } else if (!this.recorder) {
       const { maxBytes } = recorderSettings();
+      // Every segment's connection over one relay exec: no process spawn per segment.
+      const mux = new RelayMux(
+        () => this.controller.openRelay({ passive: true, mux: true }),
+        () => this.controller.relayUnreachable(),
+      );
+      this.relays = mux;
       try {
         this.recorder = new Recorder({
           dir: this.dir(),
           screenId: this.screenId,
           maxBytes,
           log: this.log,
-          openRelay: () => this.controller.openRelay({ passive: true }),
+          openRelay: () => mux.connect(),
         });
         this.recorder.setWatched(this.viewers.current > 0);
       } catch (err) {
@@ -185,6 +194,8 @@ export class Recordings extends Disposable {
   private stopRecorder(): void {
     this.recorder?.dispose();
     this.recorder = undefined;
+    this.relays?.dispose();
+    this.relays = undefined;
   }
 
   private render(state = this.state): void {

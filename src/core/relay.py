@@ -1,11 +1,16 @@
 # Bot Screen relay: copies stdin to a unix socket and the socket to stdout, byte-exact.
 # Runs inside the sandbox as `python3 -c <this> SOCKET_PATH` (or `... tcp HOST PORT`).
+# `python3 -c <this> mux SOCKET_PATH` carries several connections to the socket over one exec
+# (src/core/relayMux.ts): the flight recorder starts a new connection every segment, and a
+# `docker exec` per segment cost the extension host a process spawn and the CLI's start each time.
 # recv_into a 1 MiB buffer plus os.write measured faster than recv(64K) plus flush.
 import os, socket, stat, struct, sys, threading
 
+class Refused(Exception):
+    pass
+
 def refuse(path, why):
-    sys.stderr.write("botscreen relay: refusing %s: %s\n" % (path, why))
-    sys.exit(2)
+    raise Refused("botscreen relay: refusing %s: %s" % (path, why))
 
 # The screen's socket must be ours, reached through no symlink and through directories that
 # only root or we can rename entries of: another user must never be able to slip their own
@@ -36,8 +41,8 @@ def connect_private(path):
     try:
         sock.connect(path)
     except OSError as err:
-        sys.stderr.write("botscreen relay: cannot connect to %s: %s\n" % (path, err))
-        sys.exit(2)
+        sock.close()
+        raise Refused("botscreen relay: cannot connect to %s: %s" % (path, err))
     peercred = getattr(socket, "SO_PEERCRED", None)  # Linux; elsewhere the path checks stand
     creds = peercred and sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
     if creds and struct.unpack("3i", creds)[1] != uid:
@@ -45,32 +50,133 @@ def connect_private(path):
         refuse(path, "its server does not run as uid %d" % uid)
     return sock
 
-if sys.argv[1] == "tcp":
-    sock = socket.create_connection((sys.argv[2], int(sys.argv[3])))
-else:
-    sock = connect_private(sys.argv[1])
+def connect(args):
+    if args[0] == "tcp":
+        return socket.create_connection((args[1], int(args[2])))
+    return connect_private(args[0])
 
-def upstream():
-    while True:
-        data = os.read(0, 65536)
+def read_exact(n):
+    """n bytes of stdin, or None at its end."""
+    parts = []
+    while n > 0:
+        data = os.read(0, n)
         if not data:
+            return None
+        parts.append(data)
+        n -= len(data)
+    return b"".join(parts)
+
+def write_all(data):
+    view = memoryview(data)
+    done = 0
+    while done < len(view):
+        done += os.write(1, view[done:])
+
+# The mux's frames, both ways: op u8, connection id u32, payload length u32 (big-endian), payload.
+OPEN, DATA, CLOSE, END, EOF = 1, 2, 3, 4, 5
+FRAME = struct.Struct(">BII")
+
+def mux(args):
+    out = threading.Lock()
+    conns = {}
+
+    def send(op, cid, payload=b""):
+        with out:
+            write_all(FRAME.pack(op, cid, len(payload)))
+            if payload:
+                write_all(payload)
+
+    def downstream(cid, sock):
+        # END carries the code the plain relay would have exited with (0: the server hung up).
+        buf = bytearray(1 << 20)
+        view = memoryview(buf)
+        try:
+            while True:
+                n = sock.recv_into(buf)
+                if not n:
+                    break
+                send(DATA, cid, view[:n])
+            if conns.pop(cid, None) is not None:
+                send(END, cid, b"\0")
+        except OSError:
+            pass  # closed by the owner (CLOSE), or the owner is gone
+
+    while True:
+        head = read_exact(FRAME.size)
+        if head is None:
             break
-        sock.sendall(data)
+        op, cid, length = FRAME.unpack(head)
+        payload = read_exact(length) if length else b""
+        if payload is None:
+            break
+        if op == OPEN:
+            try:
+                sock = connect(args)
+            except (Refused, OSError) as err:
+                send(END, cid, b"\2" + str(err).encode("utf-8", "replace"))
+                continue
+            conns[cid] = sock
+            threading.Thread(target=downstream, args=(cid, sock), daemon=True).start()
+        elif op == DATA:
+            sock = conns.get(cid)
+            if sock is not None:
+                try:
+                    sock.sendall(payload)
+                except OSError:
+                    pass
+        elif op == EOF:
+            sock = conns.get(cid)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+        elif op == CLOSE:
+            sock = conns.pop(cid, None)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                sock.close()
+    # stdin ended: the owner is gone, and every connection with it.
+
+def single(args):
     try:
-        sock.shutdown(socket.SHUT_WR)
-    except OSError:
+        sock = connect(args)
+    except Refused as err:
+        sys.stderr.write("%s\n" % err)
+        sys.exit(2)
+
+    def upstream():
+        while True:
+            data = os.read(0, 65536)
+            if not data:
+                break
+            sock.sendall(data)
+        try:
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    threading.Thread(target=upstream, daemon=True).start()
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    try:
+        while True:
+            n = sock.recv_into(buf)
+            if not n:
+                break
+            done = 0
+            while done < n:
+                done += os.write(1, view[done:n])
+    except (BrokenPipeError, ConnectionResetError):
         pass
 
-threading.Thread(target=upstream, daemon=True).start()
-buf = bytearray(1 << 20)
-view = memoryview(buf)
 try:
-    while True:
-        n = sock.recv_into(buf)
-        if not n:
-            break
-        done = 0
-        while done < n:
-            done += os.write(1, view[done:n])
-except (BrokenPipeError, ConnectionResetError):
+    if sys.argv[1] == "mux":
+        mux(sys.argv[2:])
+    else:
+        single(sys.argv[1:])
+except BrokenPipeError:
     pass

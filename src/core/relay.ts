@@ -14,6 +14,14 @@ export function rfbRelayCommand(sandbox: Sandbox, socketPath: string): Command {
   return sandbox.exec(['python3', '-c', RELAY_SOURCE, socketPath], { interactive: true });
 }
 
+/**
+ * One relay exec that carries several connections to the screen's socket (./relayMux.ts says
+ * how): the flight recorder's, which starts a new connection every segment.
+ */
+export function rfbRelayMuxCommand(sandbox: Sandbox, socketPath: string): Command {
+  return sandbox.exec(['python3', '-c', RELAY_SOURCE, 'mux', socketPath], { interactive: true });
+}
+
 /** How long a relay ended with last bytes may take to deliver them before it is killed. */
 const END_GRACE_MS = 2000;
 

@@ -19,7 +19,7 @@ import type { Logger } from './logger';
 import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement } from './placement';
 import { errorMessage, problemOf, ScreenError, type Problem } from './problem';
-import { RELAY_EXIT_UNREACHABLE, rfbRelayCommand } from './relay';
+import { RELAY_EXIT_UNREACHABLE, rfbRelayCommand, rfbRelayMuxCommand } from './relay';
 import { openStream, PROBE_TIMEOUT_MS, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
 import { isLegalMove, type ScreenState } from './screenState';
@@ -292,15 +292,16 @@ export class ScreenController {
 
   /**
    * A new relay to the running screen's RFB socket; the caller owns (and kills) it. A `passive`
-   * relay (the flight recorder's) does not keep the screen from idling out.
+   * relay (the flight recorder's) does not keep the screen from idling out. A `mux` relay carries
+   * several connections (./relayMux.ts).
    */
-  openRelay(options: { readonly passive?: boolean } = {}): StreamProcess {
+  openRelay(options: { readonly passive?: boolean; readonly mux?: boolean } = {}): StreamProcess {
     const screen = this.current.screen;
     const live = this.live;
     if (this.current.state !== 'running' || !live || !screen) {
       throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'notRunning' });
     }
-    const stream = openStream(rfbRelayCommand(live.sandbox, screen.socket));
+    const stream = openStream((options.mux ? rfbRelayMuxCommand : rfbRelayCommand)(live.sandbox, screen.socket));
     let killed = false;
     const relay: StreamProcess = {
       ...stream,
@@ -321,15 +322,24 @@ export class ScreenController {
       const endedByOwner = killed || relay.stdin.writableEnded;
       if (this.live === live && !this.disposed && !endedByOwner) {
         if (exitCode === RELAY_EXIT_UNREACHABLE) {
-          // A relay that could not reach the socket in a sandbox that is still there: the
-          // desktop itself may have stopped (Xvnc or the session ended).
-          void this.checkLiveness().then(() => this.checkDesktop(live));
+          this.relayUnreachable();
         } else {
           this.suspectGone();
         }
       }
     });
     return relay;
+  }
+
+  /**
+   * A relay (or a connection of a mux relay) could not reach the socket in a sandbox that is
+   * still there: the desktop itself may have stopped (Xvnc or the session ended).
+   */
+  relayUnreachable(): void {
+    const live = this.live;
+    if (live && !this.disposed) {
+      void this.checkLiveness().then(() => this.checkDesktop(live));
+    }
   }
 
   /**

@@ -26,6 +26,8 @@ import { ScreenController } from '../../src/core/screen';
 import { removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 import { cpuByKind, sampleProcs, type ProcKind } from '../support/procCpu';
 import { openReplay } from '../support/replayPage';
+import { muxedRelays } from '../../src/core/relayMux';
+import type { StreamProcess } from '../../src/core/runner';
 import ANIMATION from './animation.py';
 
 const PHASE_MS = Number(process.env.BENCH_PHASE_S ?? 30) * 1000;
@@ -95,7 +97,7 @@ async function measure(controller: ScreenController, mode: Mode, dir: string, wa
         screenId: 'bench',
         maxBytes: 1024 * 1024 * 1024,
         log: testLog,
-        openRelay: () => controller.openRelay({ passive: true }),
+        openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })),
         watchedUpdateIntervalMs: watchedMs === 0 ? 2 ** 31 - 1 : watchedMs,
       })
     : undefined;
@@ -202,6 +204,15 @@ async function animationRows(controller: ScreenController, run: DesktopRun, cont
   return rows;
 }
 
+/**
+ * How the recorder reaches the screen: `mux` (the extension's way: every segment's connection over
+ * one relay exec) or `exec` (BENCH_RECORDER_RELAY=exec: a relay exec per segment, as before the
+ * mux), so the two can be compared on the same machine.
+ */
+const RECORDER_RELAY = process.env.BENCH_RECORDER_RELAY === 'exec' ? 'exec' : 'mux';
+function recorderRelays(controller: ScreenController): () => StreamProcess {
+  return RECORDER_RELAY === 'exec' ? () => controller.openRelay({ passive: true }) : muxedRelays(() => controller.openRelay({ passive: true, mux: true }));
+}
 const OVERHEAD_WINDOWS = Number(process.env.BENCH_OVERHEAD_WINDOWS ?? 8);
 const OVERHEAD_MS = Number(process.env.BENCH_OVERHEAD_S ?? 10) * 1000;
 
@@ -215,13 +226,13 @@ interface Window {
   /** This process's CPU ms per MB the viewer got. */
   readonly cpuPerMb: number;
   readonly byKind: Map<ProcKind, number>;
-  /** Segments (relay execs) the recorder started, its first included. */
+  /** Segments (connections) the recorder started, its first included. */
   readonly segments: number;
 }
 
 /** One window of the flood, with the watched recorder or without, the viewer running through all of them. */
 async function overheadWindow(controller: ScreenController, watcher: ReturnType<typeof viewer>, on: boolean, dir: string): Promise<Window> {
-  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) }) : undefined;
+  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: recorderRelays(controller) }) : undefined;
   recorder?.setWatched(true);
   recorder?.start();
   // Both arms wait alike: the recorder's connection and keyframe are not counted (its later
@@ -282,7 +293,7 @@ async function overheadRun(controller: ScreenController, run: DesktopRun, contai
   }
   const fmt = (n: number, digits = 2) => n.toFixed(digits);
   console.log(`
-Recorder overhead on the terminal flood: ${windows.length} windows of ${OVERHEAD_MS / 1000} s in ABBA order (off, watched, watched, off…), one viewer stand-in throughout, 1280x800
+Recorder overhead on the terminal flood: ${windows.length} windows of ${OVERHEAD_MS / 1000} s in ABBA order (off, watched, watched, off…), one viewer stand-in throughout, 1280x800; the recorder's relay: ${RECORDER_RELAY === 'mux' ? 'one exec for every segment (mux)' : 'an exec per segment (BENCH_RECORDER_RELAY=exec)'}
 `);
   console.log('| window | recorder | viewer frames/s | viewer MB/s | this process CPU | CPU ms per viewer MB | Xvnc CPU | docker exec clients CPU | recorder segments |');
   console.log('|---|---|---|---|---|---|---|---|---|');
@@ -340,7 +351,7 @@ async function ringRun(controller: ScreenController, run: DesktopRun, container:
   const bound = RING_MB * 1024 * 1024;
   run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do head -c 3000 /dev/urandom | base64; done');
   await sleep(3000);
-  const recorder = new Recorder({ dir, screenId: 'ring', maxBytes: bound, log: testLog, openRelay: () => controller.openRelay({ passive: true }) });
+  const recorder = new Recorder({ dir, screenId: 'ring', maxBytes: bound, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
   let max = 0;
   let maxAccounted = 0;
   let over = 0;
@@ -439,7 +450,7 @@ async function main(): Promise<void> {
     run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do if [ $(( $(date +%s) / 5 % 2 )) = 0 ]; then head -c 3000 /dev/urandom | base64; else sleep 0.05; fi; done');
     await sleep(3000);
     const live = join(dir, 'seek-live');
-    const recorder = new Recorder({ dir: live, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: () => controller.openRelay({ passive: true }) });
+    const recorder = new Recorder({ dir: live, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
     recorder.start();
     await sleep(SEEK_RECORD_MS);
     recorder.dispose();
