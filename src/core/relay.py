@@ -66,6 +66,16 @@ def read_exact(n):
         n -= len(data)
     return b"".join(parts)
 
+def received(sock):
+    """What the socket sends until it hangs up, each read a view of one reused buffer."""
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    while True:
+        n = sock.recv_into(buf)
+        if not n:
+            return
+        yield view[:n]
+
 def write_all(data):
     view = memoryview(data)
     done = 0
@@ -88,14 +98,9 @@ def mux(args):
 
     def downstream(cid, sock):
         # END carries the code the plain relay would have exited with (0: the server hung up).
-        buf = bytearray(1 << 20)
-        view = memoryview(buf)
         try:
-            while True:
-                n = sock.recv_into(buf)
-                if not n:
-                    break
-                send(DATA, cid, view[:n])
+            for data in received(sock):
+                send(DATA, cid, data)
             if conns.pop(cid, None) is not None:
                 send(END, cid, b"\0")
         except OSError:
@@ -160,16 +165,9 @@ def single(args):
             pass
 
     threading.Thread(target=upstream, daemon=True).start()
-    buf = bytearray(1 << 20)
-    view = memoryview(buf)
     try:
-        while True:
-            n = sock.recv_into(buf)
-            if not n:
-                break
-            done = 0
-            while done < n:
-                done += os.write(1, view[done:n])
+        for data in received(sock):
+            write_all(data)
     except (BrokenPipeError, ConnectionResetError):
         pass
 
