@@ -8,7 +8,6 @@ import type { Readable } from 'node:stream';
 import { whenQuiet } from './quiet';
 import { ENABLE_CONTINUOUS_UPDATES, FRAMEBUFFER_UPDATE_REQUEST, isRectMessage } from './rfbClientMessages';
 
-
 /**
  * True for what asks the server to send now: continuous updates turned on, or a non-incremental
  * FramebufferUpdateRequest. A webview that shows again turns continuous updates back on

@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentAction } from './actions/catalog';
 import type { Logger } from './logger';
-import { RfbProtocolError, RfbStreamFeeder, MSG_SERVER_CUT_TEXT, updateRequest } from './recorderRfb';
+import { RfbProtocolError, RfbStreamFeeder, MSG_SERVER_CUT_TEXT } from './recorderRfb';
+import { updateRequest } from './rfbClientMessages';
 import { encodeHeader, encodeRecord, encodeRecordHeader, jsonPayload, RecordType, RECORDING_FORMAT, RECORDING_VERSION, type TimelineEvent } from './recordingFormat';
 import type { StreamProcess } from './runner';
 

@@ -25,7 +25,6 @@ import {
   type ServerMessageEvents,
   type StreamParser,
 } from './rfbServerStream';
-import { updateRequest } from './rfbClientMessages';
 
 /** What the client tells its owner as the stream goes by. */
 export interface RfbClientEvents extends ServerMessageEvents {
@@ -35,7 +34,7 @@ export interface RfbClientEvents extends ServerMessageEvents {
   ready(width: number, height: number): void;
 }
 
-export { MSG_SERVER_CUT_TEXT, RfbProtocolError, updateRequest };
+export { MSG_SERVER_CUT_TEXT, RfbProtocolError };
 
 /** JPEG quality 6 and zlib level 2: noVNC's own defaults. */
 const PSEUDO_QUALITY = -32 + 6;

@@ -227,9 +227,3 @@ export class RelayMux {
     }
   }
 }
-
-/** A relay opener whose relays are connections over one mux exec (`open` starts it), for the recorder. */
-export function muxedRelays(open: () => StreamProcess, unreachable?: () => void): () => StreamProcess {
-  const mux = new RelayMux(open, unreachable);
-  return () => mux.connect();
-}

@@ -20,13 +20,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxBackends } from '../../src/core/backends/registry';
 import { listSegments, Recorder, segmentFileName, type SegmentFile } from '../../src/core/recorder';
-import { RfbStreamFeeder, updateRequest } from '../../src/core/recorderRfb';
+import { RfbStreamFeeder } from '../../src/core/recorderRfb';
+import { updateRequest } from '../../src/core/rfbClientMessages';
 import { encodeHeader, readRecording } from '../../src/core/recordingFormat';
 import { ScreenController } from '../../src/core/screen';
-import { removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
+import { recorderRelays, removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 import { cpuByKind, sampleProcs, type ProcKind } from '../support/procCpu';
 import { openReplay } from '../support/replayPage';
-import { muxedRelays } from '../../src/core/relayMux';
 import type { StreamProcess } from '../../src/core/runner';
 import ANIMATION from './animation.py';
 
@@ -97,7 +97,7 @@ async function measure(controller: ScreenController, mode: Mode, dir: string, wa
         screenId: 'bench',
         maxBytes: 1024 * 1024 * 1024,
         log: testLog,
-        openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })),
+        openRelay: recorderRelays(controller),
         watchedUpdateIntervalMs: watchedMs === 0 ? 2 ** 31 - 1 : watchedMs,
       })
     : undefined;
@@ -210,8 +210,8 @@ async function animationRows(controller: ScreenController, run: DesktopRun, cont
  * mux), so the two can be compared on the same machine.
  */
 const RECORDER_RELAY = process.env.BENCH_RECORDER_RELAY === 'exec' ? 'exec' : 'mux';
-function recorderRelays(controller: ScreenController): () => StreamProcess {
-  return RECORDER_RELAY === 'exec' ? () => controller.openRelay({ passive: true }) : muxedRelays(() => controller.openRelay({ passive: true, mux: true }));
+function overheadRelays(controller: ScreenController): () => StreamProcess {
+  return RECORDER_RELAY === 'exec' ? () => controller.openRelay({ passive: true }) : recorderRelays(controller);
 }
 const OVERHEAD_WINDOWS = Number(process.env.BENCH_OVERHEAD_WINDOWS ?? 8);
 const OVERHEAD_MS = Number(process.env.BENCH_OVERHEAD_S ?? 10) * 1000;
@@ -232,7 +232,7 @@ interface Window {
 
 /** One window of the flood, with the watched recorder or without, the viewer running through all of them. */
 async function overheadWindow(controller: ScreenController, watcher: ReturnType<typeof viewer>, on: boolean, dir: string): Promise<Window> {
-  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: recorderRelays(controller) }) : undefined;
+  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: overheadRelays(controller) }) : undefined;
   recorder?.setWatched(true);
   recorder?.start();
   // Both arms wait alike: the recorder's connection and keyframe are not counted (its later
@@ -351,7 +351,7 @@ async function ringRun(controller: ScreenController, run: DesktopRun, container:
   const bound = RING_MB * 1024 * 1024;
   run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do head -c 3000 /dev/urandom | base64; done');
   await sleep(3000);
-  const recorder = new Recorder({ dir, screenId: 'ring', maxBytes: bound, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
+  const recorder = new Recorder({ dir, screenId: 'ring', maxBytes: bound, log: testLog, openRelay: recorderRelays(controller) });
   let max = 0;
   let maxAccounted = 0;
   let over = 0;
@@ -450,7 +450,7 @@ async function main(): Promise<void> {
     run('xfce4-terminal', '--disable-server', '--maximize', '-x', 'bash', '-c', 'while :; do if [ $(( $(date +%s) / 5 % 2 )) = 0 ]; then head -c 3000 /dev/urandom | base64; else sleep 0.05; fi; done');
     await sleep(3000);
     const live = join(dir, 'seek-live');
-    const recorder = new Recorder({ dir: live, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
+    const recorder = new Recorder({ dir: live, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: recorderRelays(controller) });
     recorder.start();
     await sleep(SEEK_RECORD_MS);
     recorder.dispose();

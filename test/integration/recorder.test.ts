@@ -22,8 +22,7 @@ import { actionEvent, listSegments, Recorder } from '../../src/core/recorder';
 import { readScreenRecording, recordingOf } from '../../src/core/recorderStore';
 import { timelineOf } from '../../src/core/recordingFormat';
 import { ScreenController } from '../../src/core/screen';
-import { muxedRelays } from '../../src/core/relayMux';
-import { removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
+import { recorderRelays, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 import { openReplay } from '../support/replayPage';
 
 const WIDTH = 1024;
@@ -126,8 +125,8 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
 
     const events: string[] = [];
     // Bound high enough that nothing of the two minutes is dropped (the flood is ~50 MB a minute).
-    recorder = new Recorder({ dir: join(root, 'main'), screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
-    bounded = new Recorder({ dir: join(root, 'bounded'), screenId: config.workspaceKey, maxBytes: BOUND_MB * 1024 * 1024, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
+    recorder = new Recorder({ dir: join(root, 'main'), screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: recorderRelays(controller) });
+    bounded = new Recorder({ dir: join(root, 'bounded'), screenId: config.workspaceKey, maxBytes: BOUND_MB * 1024 * 1024, log: testLog, openRelay: recorderRelays(controller) });
     const watch = runner.onDidPerform((action, result) => {
       if (result.status === 'done' && action.kind !== 'screenshot') {
         recorder!.event(actionEvent(action));
@@ -262,7 +261,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
     const dir = join(root, 'live');
     const trigger = `/tmp/flood-${tag}`;
     // Short segments, so new segment files come while the replay is open (as well as appended bytes).
-    live = new Recorder({ dir, screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, segmentMs: 4000, log: testLog, openRelay: muxedRelays(() => controller.openRelay({ passive: true, mux: true })) });
+    live = new Recorder({ dir, screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, segmentMs: 4000, log: testLog, openRelay: recorderRelays(controller) });
     live.start();
     await waitFor(() => (recordingOf(root, 'live') ? timelineOf(readScreenRecording(recordingOf(root, 'live')!).records).segments.some((s) => s.keyframe !== undefined) : false), 20_000, 200, 'the first keyframe');
     await sleep(1000);

@@ -3,6 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
+import { RelayMux } from '../../src/core/relayMux';
+import type { StreamProcess } from '../../src/core/runner';
+import type { ScreenController } from '../../src/core/screen';
 import type { Logger } from '../../src/core/logger';
 import { SANDBOX_IMAGE } from '../../src/core/sandboxImage';
 import type { ScreenSettings } from '../../src/core/settings';
@@ -10,6 +13,15 @@ import { sh } from './process';
 
 // The process helpers every test uses, for the tests that import them from here.
 export { hostProcesses, sh, waitFor } from './process';
+
+/**
+ * The recorder's relay opener as the extension gives it (src/recording.ts): each relay a connection
+ * over one mux exec to the controller's screen, which ends with its last connection.
+ */
+export function recorderRelays(controller: ScreenController): () => StreamProcess {
+  const mux = new RelayMux(() => controller.openRelay({ passive: true, mux: true }));
+  return () => mux.connect();
+}
 
 /** The image the extension uses by default (the content-hash tag scripts/build-sandbox-image.sh also gives the rig's build). */
 export const IMAGE = process.env.BOTSCREEN_IMAGE ?? SANDBOX_IMAGE;

@@ -8,17 +8,10 @@ import { test } from 'node:test';
 import { RELAY_SOURCE } from '../../src/core/relay';
 import { MUX_CLOSE, MUX_DATA, MUX_END, MUX_HEADER_BYTES, MUX_OPEN, muxFrameHeader, RelayMux } from '../../src/core/relayMux';
 import { openStream, type StreamProcess } from '../../src/core/runner';
+import { waitFor } from '../support/process';
 
-/** Resolves once `check` holds (polled), or fails after `ms`. */
-async function until(check: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) {
-      throw new Error('timed out');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** Resolves once `check` holds (polled), or fails after 30 s. */
+const until = (check: () => boolean): Promise<boolean> => waitFor(check, 30_000, 10);
 
 /**
  * The real relay.py in mux mode against a unix socket server in a private directory (as Xvnc's
@@ -54,13 +47,19 @@ function collect(relay: StreamProcess): { text(): string; ended: Promise<void> }
   return { text: () => text, ended: new Promise((resolve) => relay.stdout.on('end', resolve)) };
 }
 
-test('the mux relay carries several connections over one exec, each its own bytes both ways', async (t) => {
-  const { mux, accepted, execs } = await realMux(t);
-  const a = mux.connect();
-  const b = mux.connect();
+/** Two connections over one real mux, both accepted by the server, and what each receives. */
+async function twoConnections(t: { after(fn: () => void): void }) {
+  const real = await realMux(t);
+  const a = real.mux.connect();
+  const b = real.mux.connect();
   const outA = collect(a);
   const outB = collect(b);
-  await until(() => accepted.length === 2);
+  await until(() => real.accepted.length === 2);
+  return { ...real, a, b, outA, outB };
+}
+
+test('the mux relay carries several connections over one exec, each its own bytes both ways', async (t) => {
+  const { a, b, outA, outB, execs } = await twoConnections(t);
   a.stdin.write('hello');
   b.stdin.write('world');
   await until(() => outA.text().length > 0 && outB.text().length > 0);
@@ -73,11 +72,7 @@ test('the mux relay carries several connections over one exec, each its own byte
 });
 
 test('a killed connection hangs up its socket alone; the last one ends the exec', async (t) => {
-  const { mux, accepted, execs } = await realMux(t);
-  const a = mux.connect();
-  const b = mux.connect();
-  const outB = collect(b);
-  await until(() => accepted.length === 2);
+  const { mux, accepted, execs, a, b, outB } = await twoConnections(t);
   const closed = accepted.map((socket) => new Promise<void>((resolve) => socket.on('close', () => resolve())));
   let hungUp = 0;
   closed.forEach((p) => void p.then(() => hungUp++));
@@ -100,12 +95,7 @@ test('a killed connection hangs up its socket alone; the last one ends the exec'
 });
 
 test('a connection the server hangs up ends with code 0, the others go on', async (t) => {
-  const { mux, accepted } = await realMux(t);
-  const a = mux.connect();
-  const b = mux.connect();
-  const outA = collect(a);
-  const outB = collect(b);
-  await until(() => accepted.length === 2);
+  const { accepted, a, b, outA, outB } = await twoConnections(t);
   a.stdin.write('x');
   await until(() => outA.text().length > 0);
   // Whichever socket answered A is A's.
