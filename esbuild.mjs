@@ -1,4 +1,4 @@
-// Bundles the extension host code (Node, CommonJS, `vscode` external), the webview (browser,
+// Bundles the extension host code (Node, CommonJS, `vscode` external), the recorder's process, the webview (browser,
 // ESM: noVNC has a top-level await that IIFE output cannot hold) and, with --tests, the Node
 // test files. The launcher and relay are bundled as text and travel over exec streams. The sandbox
 // image's default tag (from the content hash of sandbox/) is baked in as a constant.
@@ -47,6 +47,16 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
+    loader: textFiles,
+  }),
+  // The flight recorder's own process (src/core/recorderProcess.ts forks it).
+  build({
+    ...common,
+    entryPoints: ['src/core/recorderProcessMain.ts'],
+    outfile: 'dist/recorder.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
     loader: textFiles,
   }),
   build({

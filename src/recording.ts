@@ -6,10 +6,10 @@ import type { AgentActionRunner } from './core/actions/agentActionRunner';
 import type { Lease } from './core/lease';
 import { Disposable, toDisposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
-import { actionEvent, Recorder } from './core/recorder';
+import { actionEvent } from './core/recorder';
+import { RecorderProcess } from './core/recorderProcess';
 import type { MarkerStore } from './core/marker';
 import { deleteRecording, screenDir } from './core/recorderStore';
-import { RelayMux } from './core/relayMux';
 import type { TimelineEvent } from './core/recordingFormat';
 import type { ScreenController } from './core/screen';
 import { screenRuns, type WorkspaceRecords } from './core/screenList';
@@ -21,6 +21,8 @@ export type RecordingState = 'off' | 'recording' | 'paused';
 
 const PAUSED_KEY = 'botScreen.recorder.paused';
 const DEFAULT_MAX_MB = 256;
+/** After a recorder process ended on its own, the next one starts this much later. */
+const LOST_RETRY_MS = 10_000;
 
 /** The recorder settings, from the user's settings only: a workspace (or the agent) cannot stop the recording or fill the disk. */
 function recorderSettings(): { enabled: boolean; maxBytes: number } {
@@ -35,9 +37,10 @@ export class Recordings extends Disposable {
   /** Every screen's recordings: `<root>/<screen id>/seg-*.bsrec`. */
   readonly root: string;
   readonly screenId = workspaceKey();
-  private recorder: Recorder | undefined;
-  /** The recorder's connections to the screen (ended with it). */
-  private relays: RelayMux | undefined;
+  private recorder: RecorderProcess | undefined;
+  /** A recorder's disposal in progress: its files are still being closed. */
+  private ending: Promise<void> = Promise.resolve();
+  private retry: NodeJS.Timeout | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
   readonly onDidChange = this.changed.event;
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.recorder', vscode.StatusBarAlignment.Left, 49));
@@ -69,7 +72,12 @@ export class Recordings extends Disposable {
         }
       }),
     );
-    this.register(toDisposable(() => this.stopRecorder()));
+    this.register(
+      toDisposable(() => {
+        clearTimeout(this.retry);
+        this.stopRecorder();
+      }),
+    );
     this.follow();
   }
 
@@ -87,7 +95,7 @@ export class Recordings extends Disposable {
 
   pause(): void {
     void this.extension.workspaceState.update(PAUSED_KEY, true);
-    this.recorder?.pause();
+    this.stopRecorder();
     this.log.info('recorder paused');
     this.render();
   }
@@ -101,6 +109,8 @@ export class Recordings extends Disposable {
   /** Stops writing this screen's recording while `work` runs (a delete), then goes on. */
   private async withoutRecorder<T>(work: () => T | Promise<T>): Promise<T> {
     this.stopRecorder();
+    // Its process closes its files and exits first: nothing writes while they go.
+    await this.ending;
     try {
       return await work();
     } finally {
@@ -160,42 +170,54 @@ export class Recordings extends Disposable {
   /** Records while the screen runs, the setting allows it and nobody paused it; else nothing runs. */
   private follow(): void {
     const state = this.state;
-    if (state === 'off') {
+    if (state !== 'recording') {
+      // Paused or off: no process, no connection, nothing written.
       this.stopRecorder();
     } else if (!this.recorder) {
-      const { maxBytes } = recorderSettings();
-      // Every segment's connection over one relay exec: no process spawn per segment.
-      const mux = new RelayMux(
-        () => this.controller.openRelay({ passive: true, mux: true }),
-        () => this.controller.relayUnreachable(),
-      );
-      this.relays = mux;
-      try {
-        this.recorder = new Recorder({
-          dir: this.dir(),
-          screenId: this.screenId,
-          maxBytes,
-          log: this.log,
-          openRelay: () => mux.connect(),
-        });
-        this.recorder.setWatched(this.viewers.current > 0);
-      } catch (err) {
-        this.log.warn(`recorder cannot use ${this.dir()}: ${String(err)}`);
-      }
-    }
-    if (state === 'recording') {
-      this.recorder?.start();
-    } else {
-      this.recorder?.pause();
+      this.recorder = this.startRecorder();
     }
     this.render(state);
   }
 
+  private startRecorder(): RecorderProcess | undefined {
+    const { maxBytes } = recorderSettings();
+    try {
+      const relay = this.controller.relayCommand({ mux: true });
+      const recorder: RecorderProcess = new RecorderProcess(
+        {
+          script: vscode.Uri.joinPath(this.extension.extensionUri, 'dist', 'recorder.js').fsPath,
+          dir: this.dir(),
+          screenId: this.screenId,
+          maxBytes,
+          command: relay.command,
+          log: this.log,
+          relayExited: relay.exited,
+          unreachable: () => this.controller.relayUnreachable(),
+          // Tried again after a while, not at once: a recorder that cannot write would only
+          // crash again.
+          lost: () => {
+            if (this.recorder === recorder) {
+              this.recorder = undefined;
+              clearTimeout(this.retry);
+              this.retry = setTimeout(() => !this.isDisposed && this.follow(), LOST_RETRY_MS);
+            }
+          },
+        },
+        this.viewers.current > 0,
+      );
+      recorder.start();
+      return recorder;
+    } catch (err) {
+      this.log.warn(`recorder cannot start: ${String(err)}`);
+      return undefined;
+    }
+  }
+
   private stopRecorder(): void {
-    this.recorder?.dispose();
-    this.recorder = undefined;
-    this.relays?.dispose();
-    this.relays = undefined;
+    if (this.recorder) {
+      this.ending = Promise.all([this.ending, this.recorder.dispose()]).then(() => undefined);
+      this.recorder = undefined;
+    }
   }
 
   private render(state = this.state): void {

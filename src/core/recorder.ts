@@ -311,11 +311,10 @@ class Segment {
   }
 }
 
-export type RecorderState = 'recording' | 'paused' | 'stopped';
-
 /**
- * Records one running screen until disposed. Pausing ends every connection and writes nothing
- * until resumed; what was recorded before stays.
+ * Records one running screen from `start` until disposed. A pause is a dispose (the window's
+ * recorder process ends, ./recorderProcess.ts), and a resume a new recorder over the same
+ * directory: what was recorded before stays, and the next segment follows it.
  */
 export class Recorder {
   private watched = false;
@@ -334,7 +333,7 @@ export class Recorder {
   /** The current segment is old enough to rotate, and rotates at the screen's first change. */
   private rotateDue = false;
   private retryTimer: NodeJS.Timeout | undefined;
-  private stateNow: RecorderState = 'stopped';
+  private recording = false;
   private readonly segmentMs: number;
 
   constructor(readonly options: RecorderOptions) {
@@ -359,31 +358,20 @@ export class Recorder {
     this.watched = watched;
   }
 
-  get state(): RecorderState {
-    return this.stateNow;
-  }
-
   start(): void {
-    if (this.stateNow !== 'recording') {
-      this.stateNow = 'recording';
+    if (!this.recording) {
+      this.recording = true;
       this.rotate();
     }
   }
 
-  /** Ends every connection: nothing is written until `start`. */
-  pause(): void {
-    if (this.stateNow === 'recording') {
-      this.stateNow = 'paused';
-      this.stopAll();
-    }
-  }
-
+  /** Ends every connection and closes the files; nothing more is written. */
   dispose(): void {
-    this.stateNow = 'stopped';
+    this.recording = false;
     this.stopAll();
   }
 
-  /** A timeline event, into the segment being recorded (dropped while paused). */
+  /** A timeline event, into the segment being recorded (dropped when none is). */
   event(event: TimelineEvent): void {
     (this.current?.hasKeyframe ? this.current : (this.previous ?? this.current))?.event(event);
   }
@@ -429,7 +417,7 @@ export class Recorder {
     this.current = this.previous;
     this.previous = undefined;
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.stateNow === 'recording' && this.rotate(), RETRY_MS);
+    this.retryTimer = setTimeout(() => this.recording && this.rotate(), RETRY_MS);
   }
 
   // --- internals ---
@@ -438,7 +426,7 @@ export class Recorder {
   private rotate(): void {
     clearTimeout(this.rotateTimer);
     this.rotateDue = false;
-    if (this.stateNow !== 'recording') {
+    if (!this.recording) {
       return;
     }
     if (this.previous) {
@@ -454,7 +442,7 @@ export class Recorder {
       this.current = this.previous;
       this.previous = undefined;
       clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => this.stateNow === 'recording' && this.rotate(), RETRY_MS);
+      this.retryTimer = setTimeout(() => this.recording && this.rotate(), RETRY_MS);
       return;
     }
     const started = this.current;

@@ -5,6 +5,7 @@
  */
 import type { ImageSwitch, Liveness, SandboxBackend } from './backends/backend';
 import { cannotAsk, NO_HOSTS, type ConsentAnswer, type HostMemory, type StartConsent, type StartQuestion } from './consent';
+import type { Command } from './command';
 import { commandFailed } from './failure';
 import {
   EXIT_MISSING_BINARIES,
@@ -296,12 +297,8 @@ export class ScreenController {
    * several connections (./relayMux.ts).
    */
   openRelay(options: { readonly passive?: boolean; readonly mux?: boolean } = {}): StreamProcess {
-    const screen = this.current.screen;
-    const live = this.live;
-    if (this.current.state !== 'running' || !live || !screen) {
-      throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'notRunning' });
-    }
-    const stream = openStream((options.mux ? rfbRelayMuxCommand : rfbRelayCommand)(live.sandbox, screen.socket));
+    const { command, exited } = this.relayCommand(options);
+    const stream = openStream(command);
     let killed = false;
     const relay: StreamProcess = {
       ...stream,
@@ -315,20 +312,38 @@ export class ScreenController {
     }
     void relay.exited.then(({ exitCode, stderr }) => {
       this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
-      // 137 is what a docker exec client returns when its container vanished: check now
-      // instead of waiting for an event or the next poll. A relay its owner ended (killed, or its
-      // stdin closed: a viewer that went, the recorder's next segment every 30 s) says nothing
-      // about the sandbox, and asking costs a CLI run.
-      const endedByOwner = killed || relay.stdin.writableEnded;
-      if (this.live === live && !this.disposed && !endedByOwner) {
-        if (exitCode === RELAY_EXIT_UNREACHABLE) {
-          this.relayUnreachable();
-        } else {
-          this.suspectGone();
-        }
-      }
+      exited(exitCode, killed || relay.stdin.writableEnded);
     });
     return relay;
+  }
+
+  /**
+   * The command of a relay to the running screen, for a relay another process runs (the
+   * recorder's, ./recorderProcess.ts), and what to do when it exits: `endedByOwner` when its
+   * owner killed it or closed its stdin.
+   */
+  relayCommand(options: { readonly mux?: boolean } = {}): { command: Command; exited(exitCode: number | null, endedByOwner: boolean): void } {
+    const screen = this.current.screen;
+    const live = this.live;
+    if (this.current.state !== 'running' || !live || !screen) {
+      throw new ScreenError(this.current.state === 'gone' ? { code: 'sandboxGone' } : { code: 'notRunning' });
+    }
+    return {
+      command: (options.mux ? rfbRelayMuxCommand : rfbRelayCommand)(live.sandbox, screen.socket),
+      exited: (exitCode, endedByOwner) => {
+        // 137 is what a docker exec client returns when its container vanished: check now
+        // instead of waiting for an event or the next poll. A relay its owner ended (killed, or its
+        // stdin closed: a viewer that went, the recorder's next segment every 30 s) says nothing
+        // about the sandbox, and asking costs a CLI run.
+        if (this.live === live && !this.disposed && !endedByOwner) {
+          if (exitCode === RELAY_EXIT_UNREACHABLE) {
+            this.relayUnreachable();
+          } else {
+            this.suspectGone();
+          }
+        }
+      },
+    };
   }
 
   /**

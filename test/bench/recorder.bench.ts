@@ -1,5 +1,5 @@
 // Flight recorder costs on a real Docker sandbox: a viewer-like RFB client's frames per second
-// and this process's CPU (where the extension host runs the recorder) with and without the
+// and this process's CPU (standing for the extension host) and the recorder process's with and without the
 // recorder during a terminal flood, and every process's CPU by kind from /proc (Xvnc, the docker
 // exec clients, dockerd, relay.py…: where the recorder's cost goes); recording size per minute
 // idle, in the flood and in a video-like workload (test/bench/animation.py: a whole terminal
@@ -24,10 +24,9 @@ import { RfbStreamFeeder } from '../../src/core/recorderRfb';
 import { updateRequest } from '../../src/core/rfbClientMessages';
 import { encodeHeader, readRecording } from '../../src/core/recordingFormat';
 import { ScreenController } from '../../src/core/screen';
-import { recorderRelays, removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
+import { recorderProcess, recorderRelays, removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 import { cpuByKind, sampleProcs, type ProcKind } from '../support/procCpu';
 import { openReplay } from '../support/replayPage';
-import type { StreamProcess } from '../../src/core/runner';
 import ANIMATION from './animation.py';
 
 const PHASE_MS = Number(process.env.BENCH_PHASE_S ?? 30) * 1000;
@@ -91,21 +90,10 @@ interface Measured {
 async function measure(controller: ScreenController, mode: Mode, dir: string, watchedMs?: number): Promise<Measured> {
   const watcher = viewer(controller);
   await sleep(2000);
-  const recorder = mode !== 'off'
-    ? new Recorder({
-        dir,
-        screenId: 'bench',
-        maxBytes: 1024 * 1024 * 1024,
-        log: testLog,
-        openRelay: recorderRelays(controller),
-        watchedUpdateIntervalMs: watchedMs === 0 ? 2 ** 31 - 1 : watchedMs,
-      })
-    : undefined;
-  recorder?.setWatched(mode === 'watched');
-  recorder?.start();
+  const recorder = mode !== 'off' ? benchRecorder(controller, dir, mode === 'watched', watchedMs === 0 ? 2 ** 31 - 1 : watchedMs) : undefined;
   await sleep(2000);
   const frames0 = watcher.frames();
-  const bytes0 = recorder?.totalBytes() ?? 0;
+  const bytes0 = recorder?.bytes() ?? 0;
   const cpu0 = process.cpuUsage();
   const procs0 = sampleProcs();
   const t0 = Date.now();
@@ -114,8 +102,8 @@ async function measure(controller: ScreenController, mode: Mode, dir: string, wa
   const cpu = process.cpuUsage(cpu0);
   const byKind = cpuByKind(procs0, sampleProcs(), ms);
   const fps = ((watcher.frames() - frames0) * 1000) / ms;
-  const mbPerMin = (((recorder?.totalBytes() ?? 0) - bytes0) / 1024 / 1024) * (60_000 / ms);
-  recorder?.dispose();
+  const mbPerMin = (((recorder?.bytes() ?? 0) - bytes0) / 1024 / 1024) * (60_000 / ms);
+  await recorder?.dispose();
   watcher.close();
   return { fps, cpu: (100 * (cpu.user + cpu.system)) / 1000 / ms, mbPerMin, byKind };
 }
@@ -205,13 +193,31 @@ async function animationRows(controller: ScreenController, run: DesktopRun, cont
 }
 
 /**
- * How the recorder reaches the screen: `mux` (the extension's way: every segment's connection over
- * one relay exec) or `exec` (BENCH_RECORDER_RELAY=exec: a relay exec per segment, as before the
- * mux), so the two can be compared on the same machine.
+ * Where the recorder runs: `process` (the extension's way: its own process, src/core/recorderProcess.ts,
+ * every segment's connection over one relay exec it runs), `mux` (BENCH_RECORDER=mux: the same in
+ * this process, as before the recorder process) or `exec` (BENCH_RECORDER=exec: in this process,
+ * a relay exec per segment, as before the mux), so the ways can be compared on the same machine.
  */
-const RECORDER_RELAY = process.env.BENCH_RECORDER_RELAY === 'exec' ? 'exec' : 'mux';
-function overheadRelays(controller: ScreenController): () => StreamProcess {
-  return RECORDER_RELAY === 'exec' ? () => controller.openRelay({ passive: true }) : recorderRelays(controller);
+const RECORDER_WAY = process.env.BENCH_RECORDER === 'exec' ? 'exec' : process.env.BENCH_RECORDER === 'mux' ? 'mux' : 'process';
+const RECORDER_WAYS = {
+  process: 'its own process (the extension\'s way), one relay exec for every segment',
+  mux: 'in this process (BENCH_RECORDER=mux), one relay exec for every segment',
+  exec: 'in this process, a relay exec per segment (BENCH_RECORDER=exec)',
+};
+
+/** A started recorder the way RECORDER_WAY says; `bytes`: its files' bytes on disk now. */
+function benchRecorder(controller: ScreenController, dir: string, watched: boolean, watchedUpdateIntervalMs?: number): { bytes(): number; dispose(): Promise<void> } {
+  const bytes = () => listSegments(dir).reduce((sum, s) => sum + s.bytes, 0);
+  if (RECORDER_WAY === 'process') {
+    const recorder = recorderProcess(controller, { dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, watchedUpdateIntervalMs }, watched);
+    recorder.start();
+    return { bytes, dispose: () => recorder.dispose() };
+  }
+  const openRelay = RECORDER_WAY === 'exec' ? () => controller.openRelay({ passive: true }) : recorderRelays(controller);
+  const recorder = new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay, watchedUpdateIntervalMs });
+  recorder.setWatched(watched);
+  recorder.start();
+  return { bytes: () => recorder.totalBytes(), dispose: async () => recorder.dispose() };
 }
 const OVERHEAD_WINDOWS = Number(process.env.BENCH_OVERHEAD_WINDOWS ?? 8);
 const OVERHEAD_MS = Number(process.env.BENCH_OVERHEAD_S ?? 10) * 1000;
@@ -232,9 +238,7 @@ interface Window {
 
 /** One window of the flood, with the watched recorder or without, the viewer running through all of them. */
 async function overheadWindow(controller: ScreenController, watcher: ReturnType<typeof viewer>, on: boolean, dir: string): Promise<Window> {
-  const recorder = on ? new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: overheadRelays(controller) }) : undefined;
-  recorder?.setWatched(true);
-  recorder?.start();
+  const recorder = on ? benchRecorder(controller, dir, true) : undefined;
   // Both arms wait alike: the recorder's connection and keyframe are not counted (its later
   // rotations, every 2 MB, are).
   await sleep(2500);
@@ -248,7 +252,7 @@ async function overheadWindow(controller: ScreenController, watcher: ReturnType<
   const cpu = process.cpuUsage(cpu0);
   const byKind = cpuByKind(procs0, sampleProcs(), ms);
   const mb = (watcher.bytes() - bytes0) / 1024 / 1024;
-  recorder?.dispose();
+  await recorder?.dispose();
   const cpuMs = (cpu.user + cpu.system) / 1000;
   const segments = on ? listSegments(dir).length : 0;
   return { on, fps: ((watcher.frames() - frames0) * 1000) / ms, mbps: (mb * 1000) / ms, cpu: (100 * cpuMs) / ms, cpuPerMb: cpuMs / Math.max(mb, 1e-9), byKind, segments };
@@ -293,13 +297,13 @@ async function overheadRun(controller: ScreenController, run: DesktopRun, contai
   }
   const fmt = (n: number, digits = 2) => n.toFixed(digits);
   console.log(`
-Recorder overhead on the terminal flood: ${windows.length} windows of ${OVERHEAD_MS / 1000} s in ABBA order (off, watched, watched, off…), one viewer stand-in throughout, 1280x800; the recorder's relay: ${RECORDER_RELAY === 'mux' ? 'one exec for every segment (mux)' : 'an exec per segment (BENCH_RECORDER_RELAY=exec)'}
+Recorder overhead on the terminal flood: ${windows.length} windows of ${OVERHEAD_MS / 1000} s in ABBA order (off, watched, watched, off…), one viewer stand-in throughout, 1280x800; the recorder: ${RECORDER_WAYS[RECORDER_WAY]}
 `);
-  console.log('| window | recorder | viewer frames/s | viewer MB/s | this process CPU | CPU ms per viewer MB | Xvnc CPU | docker exec clients CPU | recorder segments |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('| window | recorder | viewer frames/s | viewer MB/s | this process CPU | CPU ms per viewer MB | recorder process CPU | Xvnc CPU | docker exec clients CPU | recorder segments |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   windows.forEach((w, i) =>
     console.log(
-      `| ${i + 1} | ${w.on ? 'watched' : 'off'} | ${fmt(w.fps, 1)} | ${fmt(w.mbps)} | ${fmt(w.cpu, 1)} % | ${fmt(w.cpuPerMb, 0)} | ${fmt(w.byKind.get('Xvnc') ?? 0, 1)} % | ${fmt(w.byKind.get('docker exec clients') ?? 0, 1)} % | ${w.on ? w.segments : '–'} |`,
+      `| ${i + 1} | ${w.on ? 'watched' : 'off'} | ${fmt(w.fps, 1)} | ${fmt(w.mbps)} | ${fmt(w.cpu, 1)} % | ${fmt(w.cpuPerMb, 0)} | ${fmt(w.byKind.get('recorder process') ?? 0, 1)} % | ${fmt(w.byKind.get('Xvnc') ?? 0, 1)} % | ${fmt(w.byKind.get('docker exec clients') ?? 0, 1)} % | ${w.on ? w.segments : '–'} |`,
     ),
   );
   const row = (label: string, ratios: number[]) => {
@@ -315,6 +319,8 @@ Watched ÷ off, per pair of mirrored windows (1.00: no overhead; the issue asks 
   row('viewer MB/s', pairs.map(([off, on]) => on.mbps / off.mbps));
   row('this process CPU', pairs.map(([off, on]) => on.cpu / off.cpu));
   row('this process CPU per viewer MB', pairs.map(([off, on]) => on.cpuPerMb / off.cpuPerMb));
+  const both = (w: Window) => w.cpu + (w.byKind.get('recorder process') ?? 0);
+  row('this process + the recorder process CPU', pairs.map(([off, on]) => both(on) / both(off)));
   row('Xvnc CPU', pairs.map(([off, on]) => (on.byKind.get('Xvnc') ?? 0) / Math.max(off.byKind.get('Xvnc') ?? 0, 1e-9)));
   const noise = (arm: boolean) => {
     const same = windows.filter((w) => w.on === arm).map((w) => w.fps);
@@ -412,7 +418,7 @@ async function main(): Promise<void> {
       return;
     }
     const rows: string[] = [];
-    const kinds: ProcKind[] = ['Xvnc', 'docker exec clients', 'dockerd', 'containerd(-shim)', 'relay.py', 'this process', 'flood workload', 'other'];
+    const kinds: ProcKind[] = ['Xvnc', 'docker exec clients', 'dockerd', 'containerd(-shim)', 'relay.py', 'this process', 'recorder process', 'flood workload', 'other'];
     const cpuRows: string[] = [];
     const cpuRow = (label: string, m: Measured) =>
       cpuRows.push(`| ${label} | ${kinds.map((k) => (m.byKind.get(k) ?? 0).toFixed(1)).join(' | ')} | ${[...m.byKind.values()].reduce((a, b) => a + b, 0).toFixed(0)} |`);

@@ -109,8 +109,13 @@ function classify(table, roots) {
   const put = (pids, name) => { for (const p of pids) groups.set(p, typeof name === 'function' ? name(p) : name); };
   if (roots.aBrowser) put(descendants(table, [roots.aBrowser]), 'A browser');
   if (roots.bBrowser) put(descendants(table, [roots.bBrowser]), 'B browser');
+  // The flight recorder's own process (forked by the extension host: dist/recorder.js) and the
+  // relay exec it runs: its own group, so the extension host's rows show the extension host.
+  const recorders = [...descendants(table, [roots.server])].filter((p) => cmdline(p).some((a) => a.endsWith('dist/recorder.js')));
+  const recorder = descendants(table, recorders);
   put(descendants(table, [roots.server]), (p) => {
     const argv = cmdline(p);
+    if (recorder.has(p)) return 'A recorder';
     if (argv.some((a) => a.includes('--type=extensionHost'))) return 'A extension host';
     if (table.get(p).comm === 'docker') return argv.includes('python3') && argv.includes('-i') ? 'A exec client' : 'A extension host';
     return 'A server (other)';
@@ -959,7 +964,7 @@ function renderReport(results, env) {
     rows.push([name, a.text, b.text, ratio(a, b), t?.text ?? '', metText(t), note]);
   };
   const cpuOf = (r, groups) => r?.cpu.map((c) => groups.reduce((s, g) => s + (c[g] ?? 0), 0));
-  const viewerA = ['A browser', 'A extension host', 'A server (other)', 'A exec client'];
+  const viewerA = ['A browser', 'A extension host', 'A server (other)', 'A exec client', 'A recorder'];
   const viewerB = ['B browser', 'B websockify', 'B socat', 'B exec client'];
   const perMB = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.kBps[i] / 1000));
   const perMpx = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.pxps[i] / 1e6));
@@ -1012,6 +1017,7 @@ function renderReport(results, env) {
         'Bot Screen\'s share; the total is the row above', atMost(5, ' %'));
     }
     row(`${label}: exec client CPU %`, cell(cpuOf(a, ['A exec client'])), cell(cpuOf(b, ['B exec client'])));
+    row(`${label}: flight recorder CPU % (its process and its relay's exec client)`, cell(cpuOf(a, ['A recorder'])), cell(undefined, 'no recorder'), 'A records by default (issue 12)');
     row(`${label}: viewer side CPU % (all of the above; A also the VS Code server's other processes)`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
     if (w !== 'idle' && a?.kBps.every((x) => x !== undefined) && b) {
       row(`${label}: viewer side CPU % per MB/s`, cell(perMB(a, viewerA)), cell(perMB(b, viewerB)), '', ratioAtMost(1.1));

@@ -18,11 +18,12 @@ import { AgentActionRunner } from '../../src/core/actions/agentActionRunner';
 import type { ActionResult } from '../../src/core/actions/catalog';
 import { LeaseStore } from '../../src/core/lease';
 import { SandboxBackends } from '../../src/core/backends/registry';
-import { actionEvent, listSegments, Recorder } from '../../src/core/recorder';
+import { actionEvent, listSegments } from '../../src/core/recorder';
+import type { RecorderProcess } from '../../src/core/recorderProcess';
 import { readScreenRecording, recordingOf } from '../../src/core/recorderStore';
 import { timelineOf } from '../../src/core/recordingFormat';
 import { ScreenController } from '../../src/core/screen';
-import { recorderRelays, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
+import { recorderProcess, removeTestContainers, settings, sh, tempMarkers, testLog, waitFor } from '../support/env';
 import { openReplay } from '../support/replayPage';
 
 const WIDTH = 1024;
@@ -80,9 +81,9 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
   const runner = new AgentActionRunner(controller, new LeaseStore(leaseDir, config.workspaceKey), testLog);
   const root = mkdtempSync(join(tmpdir(), `botscreen-recorder-${tag}-`));
   const shots: { t: number; png: Uint8Array }[] = [];
-  let recorder: Recorder | undefined;
-  let bounded: Recorder | undefined;
-  let live: Recorder | undefined;
+  let recorder: RecorderProcess | undefined;
+  let bounded: RecorderProcess | undefined;
+  let live: RecorderProcess | undefined;
   let container = '';
   let display: string[] = [];
 
@@ -101,9 +102,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
   };
 
   after(async () => {
-    recorder?.dispose();
-    bounded?.dispose();
-    live?.dispose();
+    await Promise.all([recorder?.dispose(), bounded?.dispose(), live?.dispose()]);
     await controller.stop().catch(() => undefined);
     controller.dispose();
     removeTestContainers(config.workspaceKey);
@@ -125,8 +124,9 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
 
     const events: string[] = [];
     // Bound high enough that nothing of the two minutes is dropped (the flood is ~50 MB a minute).
-    recorder = new Recorder({ dir: join(root, 'main'), screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay: recorderRelays(controller) });
-    bounded = new Recorder({ dir: join(root, 'bounded'), screenId: config.workspaceKey, maxBytes: BOUND_MB * 1024 * 1024, log: testLog, openRelay: recorderRelays(controller) });
+    // The recorder as the extension runs it: in its own process (dist/recorder.js).
+    recorder = recorderProcess(controller, { dir: join(root, 'main'), screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024 });
+    bounded = recorderProcess(controller, { dir: join(root, 'bounded'), screenId: config.workspaceKey, maxBytes: BOUND_MB * 1024 * 1024 });
     const watch = runner.onDidPerform((action, result) => {
       if (result.status === 'done' && action.kind !== 'screenshot') {
         recorder!.event(actionEvent(action));
@@ -160,8 +160,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
     const elapsed = Date.now() - started;
     watch.dispose();
     clearInterval(sizes);
-    recorder.dispose();
-    bounded.dispose();
+    await Promise.all([recorder.dispose(), bounded.dispose()]);
     console.log(`# recorded ${Math.round(elapsed / 1000)} s, ${events.length} agent actions`);
     assert.ok(elapsed >= 105_000, `about two minutes (${elapsed} ms)`);
     assert.equal(events.length, 3 * ROUNDS, 'three pointer actions a round (36: more than the 20 asked for)');
@@ -261,7 +260,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
     const dir = join(root, 'live');
     const trigger = `/tmp/flood-${tag}`;
     // Short segments, so new segment files come while the replay is open (as well as appended bytes).
-    live = new Recorder({ dir, screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, segmentMs: 4000, log: testLog, openRelay: recorderRelays(controller) });
+    live = recorderProcess(controller, { dir, screenId: config.workspaceKey, maxBytes: 1024 * 1024 * 1024, segmentMs: 4000 });
     live.start();
     await waitFor(() => (recordingOf(root, 'live') ? timelineOf(readScreenRecording(recordingOf(root, 'live')!).records).segments.some((s) => s.keyframe !== undefined) : false), 20_000, 200, 'the first keyframe');
     await sleep(1000);
@@ -322,7 +321,7 @@ describe('flight recorder on a docker sandbox', { timeout: 900_000 }, () => {
       assert.ok(previous > 0.01 && previous > 3 * followed, `not the one before (${(100 * previous).toFixed(1)}% differ)`);
     } finally {
       await replay.close();
-      live.dispose();
+      await live.dispose();
     }
   });
 });

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
+import { RecorderProcess, type RecorderProcessOptions } from '../../src/core/recorderProcess';
 import { RelayMux } from '../../src/core/relayMux';
 import type { StreamProcess } from '../../src/core/runner';
 import type { ScreenController } from '../../src/core/screen';
@@ -14,8 +15,24 @@ import { sh } from './process';
 // The process helpers every test uses, for the tests that import them from here.
 export { hostProcesses, sh, waitFor } from './process';
 
+/** The built recorder process (every test bundle sits three folders below the project). */
+export const RECORDER_SCRIPT = join(__dirname, '..', '..', '..', 'dist', 'recorder.js');
+
+/** The recorder as the extension runs it (src/recording.ts): its own process, on the controller's screen. */
+export function recorderProcess(
+  controller: ScreenController,
+  options: Pick<RecorderProcessOptions, 'dir' | 'screenId' | 'maxBytes' | 'segmentMs' | 'watchedUpdateIntervalMs'>,
+  watched = false,
+): RecorderProcess {
+  const relay = controller.relayCommand({ mux: true });
+  return new RecorderProcess(
+    { ...options, script: RECORDER_SCRIPT, command: relay.command, log: testLog, relayExited: relay.exited, unreachable: () => controller.relayUnreachable() },
+    watched,
+  );
+}
+
 /**
- * The recorder's relay opener as the extension gives it (src/recording.ts): each relay a connection
+ * The recorder's relay opener for a recorder in the test's own process: each relay a connection
  * over one mux exec to the controller's screen, which ends with its last connection.
  */
 export function recorderRelays(controller: ScreenController): () => StreamProcess {

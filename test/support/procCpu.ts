@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 const TICKS = 100;
 
 /** The kinds a benchmark reports; anything else is "other". */
-export type ProcKind = 'Xvnc' | 'relay.py' | 'docker exec clients' | 'dockerd' | 'containerd(-shim)' | 'this process' | 'flood workload' | 'other';
+export type ProcKind = 'Xvnc' | 'recorder process' | 'relay.py' | 'docker exec clients' | 'dockerd' | 'containerd(-shim)' | 'this process' | 'flood workload' | 'other';
 
 function kindOf(pid: number, comm: string, cmdline: string): ProcKind {
   if (pid === process.pid) {
@@ -15,6 +15,10 @@ function kindOf(pid: number, comm: string, cmdline: string): ProcKind {
   }
   if (comm === 'Xvnc') {
     return 'Xvnc';
+  }
+  // The flight recorder's own process (src/core/recorderProcess.ts forks dist/recorder.js).
+  if (cmdline.includes('dist/recorder.js')) {
+    return 'recorder process';
   }
   // The docker client's command line holds the relay's source too: it is told apart first.
   if (comm === 'docker') {

@@ -1,0 +1,134 @@
+// The flight recorder in a process of its own: the extension host forks ./recorderProcessMain.ts
+// (dist/recorder.js) per recorded screen and talks to it over Node's IPC channel. The recorder's
+// second stream of the screen (a full-screen flood is megabytes a minute) is read, framed and
+// written to disk there, so its bytes never pass the extension host, which every extension and
+// every viewer's own stream share. The process runs the relay exec itself from the command the
+// screen gives (src/core/screen.ts `relayCommand`); it ends when disposed, and on its own when
+// the extension host goes (its IPC channel closes), ending its relay with it.
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Command } from './command';
+import type { Logger } from './logger';
+import type { TimelineEvent } from './recordingFormat';
+
+/** What the recorder process is told. `init` comes first, once. */
+export type ToRecorder =
+  | {
+      readonly t: 'init';
+      readonly dir: string;
+      readonly screenId: string;
+      readonly maxBytes: number;
+      /** The relay exec, in mux mode (src/core/relay.ts `rfbRelayMuxCommand`). */
+      readonly command: Command;
+      readonly watched: boolean;
+      /** Tests' shorter intervals (src/core/recorder.ts RecorderOptions). */
+      readonly segmentMs?: number;
+      readonly minUpdateIntervalMs?: number;
+      readonly watchedUpdateIntervalMs?: number;
+    }
+  | { readonly t: 'start' }
+  | { readonly t: 'watched'; readonly watched: boolean }
+  | { readonly t: 'event'; readonly event: TimelineEvent }
+  | { readonly t: 'dispose' };
+
+/** What it tells back. */
+export type FromRecorder =
+  | { readonly t: 'log'; readonly level: keyof Logger; readonly message: string }
+  /** The relay exec ended; `endedByOwner` when the recorder killed it or closed its stdin. */
+  | { readonly t: 'relayExited'; readonly exitCode: number | null; readonly endedByOwner: boolean }
+  /** A connection over the relay could not reach the screen's socket. */
+  | { readonly t: 'unreachable' };
+
+export interface RecorderProcessOptions extends Omit<Extract<ToRecorder, { t: 'init' }>, 't' | 'watched'> {
+  /** The built ./recorderProcessMain.ts (dist/recorder.js). */
+  readonly script: string;
+  readonly log: Logger;
+  /** The relay exec ended (the screen decides whether that says something about the sandbox). */
+  readonly relayExited?: (exitCode: number | null, endedByOwner: boolean) => void;
+  readonly unreachable?: () => void;
+  /** The process ended without being disposed (it crashed or was killed). */
+  readonly lost?: (why: string) => void;
+}
+
+/** How long a disposed recorder may take to close its files and end its relay before it is killed. */
+const DISPOSE_GRACE_MS = 5000;
+
+/** The recorder of one running screen, in its own process; started once; pausing is disposing (a paused screen has no recorder process). */
+export class RecorderProcess {
+  private readonly child: ChildProcess;
+  private readonly exitedPromise: Promise<void>;
+  private disposed = false;
+  private stderr = '';
+
+  constructor(private readonly options: RecorderProcessOptions, watched = false) {
+    const { script, log: _log, relayExited: _relayExited, unreachable: _unreachable, lost: _lost, ...init } = options;
+    this.child = fork(script, [], {
+      // Not the extension host's own flags (an inspector port would clash); as Node in Electron.
+      execArgv: [],
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    });
+    this.child.stderr?.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
+    this.child.on('message', (message: FromRecorder) => this.heard(message));
+    // A failed send (the process already gone) is the exit's to report.
+    this.child.on('error', (err) => options.log.warn(`recorder process: ${err.message}`));
+    this.exitedPromise = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        if (!this.disposed) {
+          const why = `the recorder process ended (${signal ?? `code ${code}`})${this.stderr ? `: ${this.stderr.trim()}` : ''}`;
+          options.log.error(why);
+          options.lost?.(why);
+        }
+        resolve();
+      }),
+    );
+    this.send({ t: 'init', ...init, watched });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  start(): void {
+    this.send({ t: 'start' });
+  }
+
+  setWatched(watched: boolean): void {
+    this.send({ t: 'watched', watched });
+  }
+
+  event(event: TimelineEvent): void {
+    this.send({ t: 'event', event });
+  }
+
+  /** Ends the recording: resolves once the process closed its files, ended its relay and exited. */
+  dispose(): Promise<void> {
+    if (!this.disposed) {
+      this.disposed = true;
+      this.send({ t: 'dispose' });
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), DISPOSE_GRACE_MS);
+      void this.exitedPromise.then(() => clearTimeout(timer));
+    }
+    return this.exitedPromise;
+  }
+
+  private send(message: ToRecorder): void {
+    if (this.child.connected) {
+      this.child.send(message);
+    }
+  }
+
+  private heard(message: FromRecorder): void {
+    switch (message.t) {
+      case 'log':
+        this.options.log[message.level](message.message);
+        break;
+      case 'relayExited':
+        this.options.relayExited?.(message.exitCode, message.endedByOwner);
+        break;
+      case 'unreachable':
+        this.options.unreachable?.();
+        break;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+// The recorder process's entry (bundled as dist/recorder.js, forked by ./recorderProcess.ts): one
+// Recorder (./recorder.ts) over one mux relay exec (./relayMux.ts) that this process runs itself,
+// driven by the extension host's messages. It ends when told to, or when the extension host's
+// IPC channel closes (the extension host went away): its files closed, its relay ended.
+import type { Logger } from './logger';
+import { Recorder } from './recorder';
+import type { FromRecorder, ToRecorder } from './recorderProcess';
+import { RelayMux } from './relayMux';
+import { openStream, type StreamProcess } from './runner';
+
+/** How long the process waits for its files and relay to close before it exits anyway. */
+const EXIT_GRACE_MS = 3000;
+
+function tell(message: FromRecorder): void {
+  if (process.connected) {
+    process.send?.(message);
+  }
+}
+
+const log: Logger = {
+  debug: (message) => tell({ t: 'log', level: 'debug', message }),
+  info: (message) => tell({ t: 'log', level: 'info', message }),
+  warn: (message) => tell({ t: 'log', level: 'warn', message }),
+  error: (message) => tell({ t: 'log', level: 'error', message }),
+};
+
+let recorder: Recorder | undefined;
+let mux: RelayMux | undefined;
+let ending = false;
+
+function init(message: Extract<ToRecorder, { t: 'init' }>): void {
+  const relays = (mux = new RelayMux(
+    (): StreamProcess => {
+      const stream = openStream(message.command);
+      let killed = false;
+      void stream.exited.then(({ exitCode, stderr }) => {
+        log.debug(`recorder relay ${stream.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
+        tell({ t: 'relayExited', exitCode, endedByOwner: killed || stream.stdin.writableEnded });
+      });
+      return {
+        ...stream,
+        kill: () => {
+          killed = true;
+          stream.kill();
+        },
+      };
+    },
+    () => tell({ t: 'unreachable' }),
+  ));
+  recorder = new Recorder({
+    dir: message.dir,
+    screenId: message.screenId,
+    maxBytes: message.maxBytes,
+    log,
+    openRelay: () => relays.connect(),
+    segmentMs: message.segmentMs,
+    minUpdateIntervalMs: message.minUpdateIntervalMs,
+    watchedUpdateIntervalMs: message.watchedUpdateIntervalMs,
+  });
+  recorder.setWatched(message.watched);
+}
+
+/** Closes the files and the relay; the process exits once nothing is left to do (or after a grace). */
+function end(): void {
+  if (ending) {
+    return;
+  }
+  ending = true;
+  recorder?.dispose();
+  mux?.dispose();
+  recorder = undefined;
+  mux = undefined;
+  setTimeout(() => process.exit(0), EXIT_GRACE_MS).unref();
+  if (process.connected) {
+    process.disconnect();
+  }
+}
+
+process.on('message', (message: ToRecorder) => {
+  if (ending) {
+    return;
+  }
+  try {
+    switch (message.t) {
+      case 'init':
+        init(message);
+        break;
+      case 'start':
+        recorder?.start();
+        break;
+      case 'watched':
+        recorder?.setWatched(message.watched);
+        break;
+      case 'event':
+        recorder?.event(message.event);
+        break;
+      case 'dispose':
+        end();
+        break;
+    }
+  } catch (err) {
+    // A recorder that cannot use its directory says why, and the process ends.
+    log.error(`recorder: ${err instanceof Error ? err.message : String(err)}`);
+    end();
+  }
+});
+process.on('disconnect', end);

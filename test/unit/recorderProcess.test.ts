@@ -1,0 +1,119 @@
+// The recorder in its own process (src/core/recorderProcess.ts, the built dist/recorder.js): it
+// records over the real relay.py (mux mode) against a small RFB server on a unix socket, puts the
+// extension host's timeline events into the recording, closes its files before its dispose
+// resolves, and leaves nothing running: not when disposed, not when the extension host's channel
+// closes, not when it is killed.
+import assert from 'node:assert/strict';
+import { execFileSync, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { listSegments } from '../../src/core/recorder';
+import { RecorderProcess, type ToRecorder } from '../../src/core/recorderProcess';
+import { readScreenRecording, recordingOf } from '../../src/core/recorderStore';
+import { timelineOf } from '../../src/core/recordingFormat';
+import { RELAY_SOURCE } from '../../src/core/relay';
+import { serveFakeRfb } from '../support/fakeRfbServer';
+import { waitFor } from '../support/process';
+
+const SCRIPT = join(__dirname, '..', '..', '..', 'dist', 'recorder.js');
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const alive = (pid: number | undefined) => {
+  try {
+    process.kill(pid!, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function setup(t: { after(fn: () => void | Promise<void>): void }) {
+  const root = mkdtempSync(join(tmpdir(), 'botscreen-recproc-'));
+  const socket = join(root, 'rfb.sock');
+  const rfb = await serveFakeRfb(socket, 2000);
+  t.after(async () => {
+    await rfb.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  const init = {
+    dir: join(root, 'recordings', 'abc'),
+    screenId: 'abc',
+    maxBytes: 64 * 1024 * 1024,
+    command: { command: 'python3', args: ['-c', RELAY_SOURCE, 'mux', socket] },
+    segmentMs: 300,
+    minUpdateIntervalMs: 20,
+  };
+  return { root, rfb, init };
+}
+
+test('recorder process: records over the real relay, writes the timeline\'s events, and its dispose resolves with the files closed and nothing left running', async (t) => {
+  const { root, rfb, init } = await setup(t);
+  const exits: Array<{ code: number | null; byOwner: boolean }> = [];
+  const recorder = new RecorderProcess({ ...init, script: SCRIPT, log: silent, relayExited: (code, byOwner) => exits.push({ code, byOwner }) });
+  recorder.start();
+  await waitFor(() => listSegments(init.dir).length >= 3, 20_000, 20, 'three segments');
+  assert.equal(exits.length, 0, 'one relay exec for every segment');
+  recorder.event({ kind: 'action', what: 'click', label: 'click left 10,10' });
+  await sleep(100);
+  // A relay that dies on its own is told to the extension host (the screen then checks its sandbox).
+  const relayPid = Number(execFileSync('pgrep', ['-P', String(recorder.pid)], { encoding: 'utf8' }).trim());
+  process.kill(relayPid, 'SIGKILL');
+  await waitFor(() => exits.length === 1, 5000, 20, 'the relay\'s exit told');
+  assert.deepEqual(exits, [{ code: null, byOwner: false }]);
+  await recorder.dispose();
+  assert.ok(!alive(recorder.pid), 'the process exited before dispose resolved');
+  await waitFor(() => rfb.open() === 0, 5000, 20, 'every connection to the screen closed');
+  const { records } = readScreenRecording(recordingOf(join(root, 'recordings'), 'abc')!);
+  const timeline = timelineOf(records);
+  assert.ok(timeline.segments.length >= 3, `segments: ${timeline.segments.length}`);
+  assert.ok(timeline.segments.every((s) => s.keyframe !== undefined), 'every segment has its keyframe');
+  assert.deepEqual(timeline.events.map((e) => e.event.label), ['click left 10,10'], 'the event is on the timeline');
+  const size = listSegments(init.dir).reduce((sum, s) => sum + s.bytes, 0);
+  await sleep(300);
+  assert.equal(listSegments(init.dir).reduce((sum, s) => sum + s.bytes, 0), size, 'nothing written after dispose resolved');
+});
+
+test('recorder process: a resume after a pause (a new process over the same directory) goes on with the next segment', async (t) => {
+  const { rfb, init } = await setup(t);
+  const first = new RecorderProcess({ ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
+  first.start();
+  await waitFor(() => listSegments(init.dir).length === 1, 20_000, 20, 'a segment');
+  await first.dispose();
+  const paused = listSegments(init.dir);
+  assert.equal(rfb.open(), 0, 'no connection while paused');
+  const second = new RecorderProcess({ ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
+  second.start();
+  await waitFor(() => listSegments(init.dir).length === 2, 20_000, 20, 'the next segment');
+  await second.dispose();
+  const after = listSegments(init.dir);
+  assert.deepEqual(after[0], paused[0], 'what was recorded before the pause stays as it was');
+  assert.equal(after[1].seq, paused[0].seq + 1);
+});
+
+test('recorder process: when the extension host\'s channel closes, it ends its relay and exits', async (t) => {
+  const { rfb, init } = await setup(t);
+  const child = fork(SCRIPT, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced' });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const send = (message: ToRecorder) => child.send(message);
+  send({ t: 'init', ...init, watched: false });
+  send({ t: 'start' });
+  await waitFor(() => listSegments(init.dir).length >= 1 && rfb.open() >= 1, 20_000, 20, 'recording');
+  child.disconnect();
+  await exited;
+  await waitFor(() => rfb.open() === 0, 5000, 20, 'its connections closed');
+});
+
+test('recorder process: killed, it is reported lost, and its relay ends on its own (its input closed)', async (t) => {
+  const { rfb, init } = await setup(t);
+  const lost: string[] = [];
+  const recorder = new RecorderProcess({ ...init, script: SCRIPT, log: silent, lost: (why) => lost.push(why) });
+  recorder.start();
+  await waitFor(() => rfb.open() >= 1, 20_000, 20, 'recording');
+  process.kill(recorder.pid!, 'SIGKILL');
+  await waitFor(() => lost.length === 1, 5000, 20, 'reported lost');
+  assert.match(lost[0], /SIGKILL/);
+  await waitFor(() => rfb.open() === 0, 10_000, 20, 'the orphaned relay ended');
+  await recorder.dispose();
+});
