@@ -964,7 +964,8 @@ function renderReport(results, env) {
     rows.push([name, a.text, b.text, ratio(a, b), t?.text ?? '', metText(t), note]);
   };
   const cpuOf = (r, groups) => r?.cpu.map((c) => groups.reduce((s, g) => s + (c[g] ?? 0), 0));
-  const viewerA = ['A browser', 'A extension host', 'A server (other)', 'A exec client', 'A recorder'];
+  // The flight recorder (B has none) is not the viewer's path: its own row shows what it costs.
+  const viewerA = ['A browser', 'A extension host', 'A server (other)', 'A exec client'];
   const viewerB = ['B browser', 'B websockify', 'B socat', 'B exec client'];
   const perMB = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.kBps[i] / 1000));
   const perMpx = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.pxps[i] / 1e6));
@@ -1017,8 +1018,8 @@ function renderReport(results, env) {
         'Bot Screen\'s share; the total is the row above', atMost(5, ' %'));
     }
     row(`${label}: exec client CPU %`, cell(cpuOf(a, ['A exec client'])), cell(cpuOf(b, ['B exec client'])));
-    row(`${label}: flight recorder CPU % (its process and its relay's exec client)`, cell(cpuOf(a, ['A recorder'])), cell(undefined, 'no recorder'), 'A records by default (issue 12)');
-    row(`${label}: viewer side CPU % (all of the above; A also the VS Code server's other processes)`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
+    row(`${label}: flight recorder CPU % (its process and its relay's exec client; not in the viewer side below)`, cell(cpuOf(a, ['A recorder'])), cell(undefined, 'no recorder'), 'A records by default (issue 12)');
+    row(`${label}: viewer side CPU % (all of the above but the recorder; A also the VS Code server's other processes)`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
     if (w !== 'idle' && a?.kBps.every((x) => x !== undefined) && b) {
       row(`${label}: viewer side CPU % per MB/s`, cell(perMB(a, viewerA)), cell(perMB(b, viewerB)), '', ratioAtMost(1.1));
     }
