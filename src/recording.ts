@@ -1,4 +1,5 @@
-// The flight recorder in the window: records the running screen (src/core/recorder.ts) while
+// The flight recorder in the window: records the running screen (src/core/recorder.ts, in a
+// process of its own: src/core/recorderProcess.ts) while
 // `botScreen.recorder.enabled`, marks agent actions and control changes on its timeline, and
 // shows recording / paused in its own status bar item, which pauses and resumes it.
 import * as vscode from 'vscode';
@@ -21,8 +22,9 @@ export type RecordingState = 'off' | 'recording' | 'paused';
 
 const PAUSED_KEY = 'botScreen.recorder.paused';
 const DEFAULT_MAX_MB = 256;
-/** After a recorder process ended on its own, the next one starts this much later. */
+/** After a recorder process ended on its own, the next one starts this much later (doubling, up to the max). */
 const LOST_RETRY_MS = 10_000;
+const LOST_RETRY_MAX_MS = 5 * 60_000;
 
 /** The recorder settings, from the user's settings only: a workspace (or the agent) cannot stop the recording or fill the disk. */
 function recorderSettings(): { enabled: boolean; maxBytes: number } {
@@ -41,6 +43,13 @@ export class Recordings extends Disposable {
   /** A recorder's disposal in progress: its files are still being closed. */
   private ending: Promise<void> = Promise.resolve();
   private retry: NodeJS.Timeout | undefined;
+  /** Recorder processes lost one after the other (the retry waits longer each time). */
+  private lostInARow = 0;
+  private lasted: NodeJS.Timeout | undefined;
+  /** Deletes of this screen's recording in progress: no recorder runs meanwhile. */
+  private deleting = 0;
+  /** A recorder waits for the last one's process to close its files. */
+  private waiting = false;
   private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
   readonly onDidChange = this.changed.event;
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.recorder', vscode.StatusBarAlignment.Left, 49));
@@ -75,6 +84,7 @@ export class Recordings extends Disposable {
     this.register(
       toDisposable(() => {
         clearTimeout(this.retry);
+        clearTimeout(this.lasted);
         this.stopRecorder();
       }),
     );
@@ -108,12 +118,15 @@ export class Recordings extends Disposable {
 
   /** Stops writing this screen's recording while `work` runs (a delete), then goes on. */
   private async withoutRecorder<T>(work: () => T | Promise<T>): Promise<T> {
+    this.deleting++;
+    clearTimeout(this.retry);
     this.stopRecorder();
-    // Its process closes its files and exits first: nothing writes while they go.
-    await this.ending;
     try {
+      // Its process closes its files and exits first: nothing writes while they go.
+      await this.ending;
       return await work();
     } finally {
+      this.deleting--;
       this.follow();
     }
   }
@@ -170,11 +183,19 @@ export class Recordings extends Disposable {
   /** Records while the screen runs, the setting allows it and nobody paused it; else nothing runs. */
   private follow(): void {
     const state = this.state;
-    if (state !== 'recording') {
-      // Paused or off: no process, no connection, nothing written.
+    if (state !== 'recording' || this.deleting > 0) {
+      // Paused or off (or its files being deleted): no process, no connection, nothing written.
       this.stopRecorder();
-    } else if (!this.recorder) {
-      this.recorder = this.startRecorder();
+    } else if (!this.recorder && !this.waiting) {
+      // A recorder that was just stopped (a pause and a resume) closes its files first: two
+      // processes never write one directory.
+      this.waiting = true;
+      void this.ending.then(() => {
+        this.waiting = false;
+        if (!this.isDisposed && !this.recorder && this.deleting === 0 && this.state === 'recording') {
+          this.recorder = this.startRecorder();
+        }
+      });
     }
     this.render(state);
   }
@@ -193,19 +214,24 @@ export class Recordings extends Disposable {
           log: this.log,
           relayExited: relay.exited,
           unreachable: () => this.controller.relayUnreachable(),
-          // Tried again after a while, not at once: a recorder that cannot write would only
-          // crash again.
+          // Tried again after a while, not at once, and less often each time it is lost in a
+          // row: a recorder that cannot write would only end again.
           lost: () => {
             if (this.recorder === recorder) {
               this.recorder = undefined;
               clearTimeout(this.retry);
-              this.retry = setTimeout(() => !this.isDisposed && this.follow(), LOST_RETRY_MS);
+              const wait = Math.min(LOST_RETRY_MS * 2 ** this.lostInARow++, LOST_RETRY_MAX_MS);
+              this.log.warn(`recorder: starting a new one in ${wait / 1000} s`);
+              this.retry = setTimeout(() => !this.isDisposed && this.follow(), wait);
             }
           },
         },
         this.viewers.current > 0,
       );
       recorder.start();
+      // A recorder that lasted a while was not lost in a row with the one before.
+      clearTimeout(this.lasted);
+      this.lasted = setTimeout(() => this.recorder === recorder && (this.lostInARow = 0), LOST_RETRY_MAX_MS);
       return recorder;
     } catch (err) {
       this.log.warn(`recorder cannot start: ${String(err)}`);

@@ -50,7 +50,7 @@ export interface RecorderProcessOptions extends Omit<Extract<ToRecorder, { t: 'i
 }
 
 /** How long a disposed recorder may take to close its files and end its relay before it is killed. */
-const DISPOSE_GRACE_MS = 5000;
+const DISPOSE_GRACE_MS = 6000;
 
 /** The recorder of one running screen, in its own process; started once; pausing is disposing (a paused screen has no recorder process). */
 export class RecorderProcess {
@@ -61,21 +61,26 @@ export class RecorderProcess {
 
   constructor(private readonly options: RecorderProcessOptions, watched = false) {
     const { script, log: _log, relayExited: _relayExited, unreachable: _unreachable, lost: _lost, ...init } = options;
-    this.child = fork(script, [], {
-      // Not the extension host's own flags (an inspector port would clash); as Node in Electron.
-      execArgv: [],
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'advanced',
-    });
+    // Not the extension host's own flags or NODE_OPTIONS (an inspector port would clash); as
+    // Node in Electron (VS Code desktop), where the variable does nothing in plain Node (a server).
+    const { NODE_OPTIONS: _nodeOptions, ...env } = process.env;
+    this.child = fork(script, [], { execArgv: [], env: { ...env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.child.stderr?.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
     this.child.on('message', (message: FromRecorder) => this.heard(message));
-    // A failed send (the process already gone) is the exit's to report.
-    this.child.on('error', (err) => options.log.warn(`recorder process: ${err.message}`));
+    let spawnError = '';
+    this.child.on('error', (err) => {
+      // A process that could not start (EAGAIN, EMFILE…) never exits: its close says it ended.
+      if (this.child.pid === undefined) {
+        spawnError = err.message;
+      } else {
+        options.log.warn(`recorder process: ${err.message}`);
+      }
+    });
     this.exitedPromise = new Promise((resolve) =>
-      this.child.once('exit', (code, signal) => {
+      this.child.once('close', (code, signal) => {
         if (!this.disposed) {
-          const why = `the recorder process ended (${signal ?? `code ${code}`})${this.stderr ? `: ${this.stderr.trim()}` : ''}`;
+          const how = spawnError ? `could not start: ${spawnError}` : `ended (${signal ?? `code ${code}`})`;
+          const why = `the recorder process ${how}${this.stderr ? `: ${this.stderr.trim()}` : ''}`;
           options.log.error(why);
           options.lost?.(why);
         }

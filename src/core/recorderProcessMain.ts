@@ -8,8 +8,11 @@ import type { FromRecorder, ToRecorder } from './recorderProcess';
 import { RelayMux } from './relayMux';
 import { openStream, type StreamProcess } from './runner';
 
-/** How long the process waits for its files and relay to close before it exits anyway. */
-const EXIT_GRACE_MS = 3000;
+/**
+ * How long the process waits for its files and relay to close before it exits anyway (within the
+ * extension host's grace before it kills the process, ./recorderProcess.ts).
+ */
+const EXIT_GRACE_MS = 5000;
 
 function tell(message: FromRecorder): void {
   if (process.connected) {

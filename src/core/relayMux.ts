@@ -93,7 +93,8 @@ export class RelayMux {
   private left = 0;
 
   /**
-   * `open` starts the relay exec in mux mode (src/core/screen.ts, `openRelay({ mux: true })`);
+   * `open` starts the relay exec in mux mode (the command from src/core/screen.ts's
+   * `relayCommand({ mux: true })`, run by the recorder's process: ./recorderProcessMain.ts);
    * `unreachable` hears of a connection the relay could not make (the screen's socket is gone
    * or not ours), as the screen hears of a plain relay's exit code 2.
    */
@@ -139,7 +140,7 @@ export class RelayMux {
       this.target = undefined; // the rest of its frame is skipped
     }
     if (this.connections.size === 0) {
-      this.stop(); // nothing left running while nobody records (paused, or between failures)
+      this.stop(); // nothing left running between a failed segment and its retry
     }
   }
 

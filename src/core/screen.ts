@@ -292,12 +292,11 @@ export class ScreenController {
   }
 
   /**
-   * A new relay to the running screen's RFB socket; the caller owns (and kills) it. A `passive`
-   * relay (the flight recorder's) does not keep the screen from idling out. A `mux` relay carries
-   * several connections (./relayMux.ts).
+   * A new relay of a viewer's to the running screen's RFB socket; the caller owns (and kills)
+   * it. What it brings counts as activity: a watched screen does not idle out.
    */
-  openRelay(options: { readonly passive?: boolean; readonly mux?: boolean } = {}): StreamProcess {
-    const { command, exited } = this.relayCommand(options);
+  openRelay(): StreamProcess {
+    const { command, exited } = this.relayCommand();
     const stream = openStream(command);
     let killed = false;
     const relay: StreamProcess = {
@@ -307,9 +306,7 @@ export class ScreenController {
         stream.kill();
       },
     };
-    if (!options.passive) {
-      relay.stdout.on('data', () => this.noteActivity());
-    }
+    relay.stdout.on('data', () => this.noteActivity());
     void relay.exited.then(({ exitCode, stderr }) => {
       this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
       exited(exitCode, killed || relay.stdin.writableEnded);
@@ -318,9 +315,10 @@ export class ScreenController {
   }
 
   /**
-   * The command of a relay to the running screen, for a relay another process runs (the
-   * recorder's, ./recorderProcess.ts), and what to do when it exits: `endedByOwner` when its
-   * owner killed it or closed its stdin.
+   * The command of a relay to the running screen, and what to do when it exits (`endedByOwner`:
+   * its owner killed it or closed its stdin). The flight recorder's process runs a `mux` one
+   * (./recorderProcess.ts, ./relayMux.ts); its bytes are not activity, so a screen that is only
+   * recorded still idles out.
    */
   relayCommand(options: { readonly mux?: boolean } = {}): { command: Command; exited(exitCode: number | null, endedByOwner: boolean): void } {
     const screen = this.current.screen;
@@ -333,7 +331,7 @@ export class ScreenController {
       exited: (exitCode, endedByOwner) => {
         // 137 is what a docker exec client returns when its container vanished: check now
         // instead of waiting for an event or the next poll. A relay its owner ended (killed, or its
-        // stdin closed: a viewer that went, the recorder's next segment every 30 s) says nothing
+        // stdin closed: a viewer that went, a recorder paused) says nothing
         // about the sandbox, and asking costs a CLI run.
         if (this.live === live && !this.disposed && !endedByOwner) {
           if (exitCode === RELAY_EXIT_UNREACHABLE) {

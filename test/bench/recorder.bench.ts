@@ -23,6 +23,7 @@ import { listSegments, Recorder, segmentFileName, type SegmentFile } from '../..
 import { RfbStreamFeeder } from '../../src/core/recorderRfb';
 import { updateRequest } from '../../src/core/rfbClientMessages';
 import { encodeHeader, readRecording } from '../../src/core/recordingFormat';
+import { openStream } from '../../src/core/runner';
 import { ScreenController } from '../../src/core/screen';
 import { recorderProcess, recorderRelays, removeTestContainers, settings, sh, tempMarkers, testLog } from '../support/env';
 import { cpuByKind, sampleProcs, type ProcKind } from '../support/procCpu';
@@ -213,7 +214,7 @@ function benchRecorder(controller: ScreenController, dir: string, watched: boole
     recorder.start();
     return { bytes, dispose: () => recorder.dispose() };
   }
-  const openRelay = RECORDER_WAY === 'exec' ? () => controller.openRelay({ passive: true }) : recorderRelays(controller);
+  const openRelay = RECORDER_WAY === 'exec' ? () => openStream(controller.relayCommand().command) : recorderRelays(controller);
   const recorder = new Recorder({ dir, screenId: 'bench', maxBytes: 1024 * 1024 * 1024, log: testLog, openRelay, watchedUpdateIntervalMs });
   recorder.setWatched(watched);
   recorder.start();

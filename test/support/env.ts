@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
 import { RecorderProcess, type RecorderProcessOptions } from '../../src/core/recorderProcess';
 import { RelayMux } from '../../src/core/relayMux';
-import type { StreamProcess } from '../../src/core/runner';
+import { openStream, type StreamProcess } from '../../src/core/runner';
 import type { ScreenController } from '../../src/core/screen';
 import type { Logger } from '../../src/core/logger';
 import { SANDBOX_IMAGE } from '../../src/core/sandboxImage';
@@ -36,7 +36,7 @@ export function recorderProcess(
  * over one mux exec to the controller's screen, which ends with its last connection.
  */
 export function recorderRelays(controller: ScreenController): () => StreamProcess {
-  const mux = new RelayMux(() => controller.openRelay({ passive: true, mux: true }));
+  const mux = new RelayMux(() => openStream(controller.relayCommand({ mux: true }).command));
   return () => mux.connect();
 }
 

@@ -5,20 +5,20 @@
 // closes, not when it is killed.
 import assert from 'node:assert/strict';
 import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { listSegments } from '../../src/core/recorder';
 import { RecorderProcess, type ToRecorder } from '../../src/core/recorderProcess';
 import { readScreenRecording, recordingOf } from '../../src/core/recorderStore';
-import { timelineOf } from '../../src/core/recordingFormat';
+import { readRecording, timelineOf } from '../../src/core/recordingFormat';
 import { RELAY_SOURCE } from '../../src/core/relay';
 import { serveFakeRfb } from '../support/fakeRfbServer';
 import { waitFor } from '../support/process';
 
 const SCRIPT = join(__dirname, '..', '..', '..', 'dist', 'recorder.js');
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const silent = process.env.RP_DEBUG ? { debug: console.log, info: console.log, warn: console.log, error: console.log } : { debug() {}, info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const alive = (pid: number | undefined) => {
   try {
@@ -42,7 +42,8 @@ async function setup(t: { after(fn: () => void | Promise<void>): void }) {
     screenId: 'abc',
     maxBytes: 64 * 1024 * 1024,
     command: { command: 'python3', args: ['-c', RELAY_SOURCE, 'mux', socket] },
-    segmentMs: 300,
+    // Short segments, yet long enough for a loaded machine to start python3 and reach a keyframe.
+    segmentMs: 1500,
     minUpdateIntervalMs: 20,
   };
   return { root, rfb, init };
@@ -53,7 +54,7 @@ test('recorder process: records over the real relay, writes the timeline\'s even
   const exits: Array<{ code: number | null; byOwner: boolean }> = [];
   const recorder = new RecorderProcess({ ...init, script: SCRIPT, log: silent, relayExited: (code, byOwner) => exits.push({ code, byOwner }) });
   recorder.start();
-  await waitFor(() => listSegments(init.dir).length >= 3, 20_000, 20, 'three segments');
+  await waitFor(() => listSegments(init.dir).length >= 3, 30_000, 20, 'three segments');
   assert.equal(exits.length, 0, 'one relay exec for every segment');
   recorder.event({ kind: 'action', what: 'click', label: 'click left 10,10' });
   await sleep(100);
@@ -70,9 +71,20 @@ test('recorder process: records over the real relay, writes the timeline\'s even
   assert.ok(timeline.segments.length >= 3, `segments: ${timeline.segments.length}`);
   assert.ok(timeline.segments.every((s) => s.keyframe !== undefined), 'every segment has its keyframe');
   assert.deepEqual(timeline.events.map((e) => e.event.label), ['click left 10,10'], 'the event is on the timeline');
-  const size = listSegments(init.dir).reduce((sum, s) => sum + s.bytes, 0);
-  await sleep(300);
-  assert.equal(listSegments(init.dir).reduce((sum, s) => sum + s.bytes, 0), size, 'nothing written after dispose resolved');
+  // Closed before the process exited: no segment ends in a cut-short record.
+  for (const segment of listSegments(init.dir)) {
+    assert.equal(readRecording(readFileSync(segment.path)).truncated, false, `${segment.path} ends on a whole record`);
+  }
+});
+
+test('recorder process: a script that cannot run is reported lost, and its dispose still resolves', async (t) => {
+  const { init } = await setup(t);
+  const lost: string[] = [];
+  const recorder = new RecorderProcess({ ...init, script: join(init.dir, 'missing.js'), log: silent, lost: (why) => lost.push(why) });
+  recorder.start();
+  await waitFor(() => lost.length === 1, 10_000, 20, 'reported lost');
+  assert.match(lost[0], /code 1.*Cannot find module/s);
+  await recorder.dispose();
 });
 
 test('recorder process: a resume after a pause (a new process over the same directory) goes on with the next segment', async (t) => {
