@@ -874,8 +874,12 @@ async function soak({ server, roots, sandbox, viewers }, minutes, results) {
     for (let m = 0; m <= minutes; m++) {
       if (m > 0) {
         await sleep(Math.max(0, started + m * 60_000 - Date.now()));
-        await viewer.reopen(); // hidden for a second behind another editor, then shown
-        await runCommand(viewer.page, 'View: Close Other Editors in Group'); // the untitled editor that hid it
+        // BENCH_SOAK_STILL_PANEL=1 leaves the panel shown throughout: a growth that stays comes
+        // from the stream drawn, one that goes from the hide and show (the workbench's editors).
+        if (!process.env.BENCH_SOAK_STILL_PANEL) {
+          await viewer.reopen(); // hidden for a second behind another editor, then shown
+          await runCommand(viewer.page, 'View: Close Other Editors in Group'); // the untitled editor that hid it
+        }
       }
       const table = processTable();
       const served = [...descendants(table, [server.pid])];
@@ -1174,7 +1178,8 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
 - Geometry rows: a second and third screen started at that size (the \`botScreen.screen.geometry\` setting), keys and
   flood again, A and B alternating the same way (${GEO_RUNS} windows each). Four screens: one server, four windows on four workspaces (four
   containers), all four panels open and flooding; "alone" is screen 1 flooding before the others start.
-- Soak (only with \`--soak-minutes N\`): A alone on the flood, hidden behind another editor and shown once a minute;
+- Soak (only with \`--soak-minutes N\`): A alone on the flood, hidden behind another editor and shown once a minute
+  (BENCH_SOAK_STILL_PANEL=1: never hidden);
   the webview renderer is the browser process whose CPU jumps while the webview's frame spins a busy loop.
   Memory is judged by medians (the last third of the samples against the first, from minute 1), with its slope shown.
 - "target" and "met?" judge the figures of this run against issue 13 §2.
