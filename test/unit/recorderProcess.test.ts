@@ -29,6 +29,16 @@ const alive = (pid: number | undefined) => {
   }
 };
 
+/**
+ * A recorder process disposed when the test ends, failed or not: a connected child keeps the
+ * test's process alive (and the child waits for it), so a failed test would hang the run.
+ */
+function recorderFor(t: { after(fn: () => void | Promise<void>): void }, options: ConstructorParameters<typeof RecorderProcess>[0]): RecorderProcess {
+  const recorder = new RecorderProcess(options);
+  t.after(() => recorder.dispose());
+  return recorder;
+}
+
 async function setup(t: { after(fn: () => void | Promise<void>): void }) {
   const root = mkdtempSync(join(tmpdir(), 'botscreen-recproc-'));
   const socket = join(root, 'rfb.sock');
@@ -52,7 +62,7 @@ async function setup(t: { after(fn: () => void | Promise<void>): void }) {
 test('recorder process: records over the real relay, writes the timeline\'s events, and its dispose resolves with the files closed and nothing left running', async (t) => {
   const { root, rfb, init } = await setup(t);
   const exits: Array<{ code: number | null; byOwner: boolean }> = [];
-  const recorder = new RecorderProcess({ ...init, script: SCRIPT, log: silent, relayExited: (code, byOwner) => exits.push({ code, byOwner }) });
+  const recorder = recorderFor(t, { ...init, script: SCRIPT, log: silent, relayExited: (code, byOwner) => exits.push({ code, byOwner }) });
   recorder.start();
   await waitFor(() => listSegments(init.dir).length >= 3, 30_000, 20, 'three segments');
   assert.equal(exits.length, 0, 'one relay exec for every segment');
@@ -80,7 +90,7 @@ test('recorder process: records over the real relay, writes the timeline\'s even
 test('recorder process: a script that cannot run is reported lost, and its dispose still resolves', async (t) => {
   const { init } = await setup(t);
   const lost: string[] = [];
-  const recorder = new RecorderProcess({ ...init, script: join(init.dir, 'missing.js'), log: silent, lost: (why) => lost.push(why) });
+  const recorder = recorderFor(t, { ...init, script: join(init.dir, 'missing.js'), log: silent, lost: (why) => lost.push(why) });
   recorder.start();
   await waitFor(() => lost.length === 1, 10_000, 20, 'reported lost');
   assert.match(lost[0], /code 1.*Cannot find module/s);
@@ -88,16 +98,21 @@ test('recorder process: a script that cannot run is reported lost, and its dispo
 });
 
 test('recorder process: a resume after a pause (a new process over the same directory) goes on with the next segment', async (t) => {
-  const { rfb, init } = await setup(t);
-  const first = new RecorderProcess({ ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
+  const { root, rfb, init } = await setup(t);
+  /** Segments with their keyframe on disk (one stopped before it leaves no file). */
+  const drawable = () => {
+    const summary = recordingOf(join(root, 'recordings'), 'abc');
+    return summary ? timelineOf(readScreenRecording(summary).records).segments.filter((s) => s.keyframe !== undefined).length : 0;
+  };
+  const first = recorderFor(t, { ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
   first.start();
-  await waitFor(() => listSegments(init.dir).length === 1, 20_000, 20, 'a segment');
+  await waitFor(() => drawable() === 1, 20_000, 20, 'a segment');
   await first.dispose();
   const paused = listSegments(init.dir);
   assert.equal(rfb.open(), 0, 'no connection while paused');
-  const second = new RecorderProcess({ ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
+  const second = recorderFor(t, { ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
   second.start();
-  await waitFor(() => listSegments(init.dir).length === 2, 20_000, 20, 'the next segment');
+  await waitFor(() => drawable() === 2, 20_000, 20, 'the next segment');
   await second.dispose();
   const after = listSegments(init.dir);
   assert.deepEqual(after[0], paused[0], 'what was recorded before the pause stays as it was');
@@ -106,7 +121,8 @@ test('recorder process: a resume after a pause (a new process over the same dire
 
 test('recorder process: when the extension host\'s channel closes, it ends its relay and exits', async (t) => {
   const { rfb, init } = await setup(t);
-  const child = fork(SCRIPT, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced' });
+  const child = fork(SCRIPT, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  t.after(() => child.kill('SIGKILL'));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const send = (message: ToRecorder) => child.send(message);
   send({ t: 'init', ...init, watched: false });
@@ -120,7 +136,7 @@ test('recorder process: when the extension host\'s channel closes, it ends its r
 test('recorder process: killed, it is reported lost, and its relay ends on its own (its input closed)', async (t) => {
   const { rfb, init } = await setup(t);
   const lost: string[] = [];
-  const recorder = new RecorderProcess({ ...init, script: SCRIPT, log: silent, lost: (why) => lost.push(why) });
+  const recorder = recorderFor(t, { ...init, script: SCRIPT, log: silent, lost: (why) => lost.push(why) });
   recorder.start();
   await waitFor(() => rfb.open() >= 1, 20_000, 20, 'recording');
   process.kill(recorder.pid!, 'SIGKILL');
