@@ -207,10 +207,6 @@ export class Recordings extends Disposable {
       const recorder: RecorderProcess = new RecorderProcess(
         {
           script: vscode.Uri.joinPath(this.extension.extensionUri, 'dist', 'recorder.js').fsPath,
-          dir: this.dir(),
-          screenId: this.screenId,
-          maxBytes,
-          command: relay.command,
           log: this.log,
           relayExited: relay.exited,
           unreachable: () => this.controller.relayUnreachable(),
@@ -226,7 +222,7 @@ export class Recordings extends Disposable {
             }
           },
         },
-        this.viewers.current > 0,
+        { dir: this.dir(), screenId: this.screenId, maxBytes, command: relay.command, watched: this.viewers.current > 0 },
       );
       recorder.start();
       // A recorder that lasted a while was not lost in a row with the one before.

@@ -38,7 +38,11 @@ export type FromRecorder =
   /** A connection over the relay could not reach the screen's socket. */
   | { readonly t: 'unreachable' };
 
-export interface RecorderProcessOptions extends Omit<Extract<ToRecorder, { t: 'init' }>, 't' | 'watched'> {
+/** What the recorder records, and how (the `init` message). */
+export type RecorderInit = Omit<Extract<ToRecorder, { t: 'init' }>, 't'>;
+
+/** Where the process's script is, and what the extension host hears from it. */
+export interface RecorderProcessOptions {
   /** The built ./recorderProcessMain.ts (dist/recorder.js). */
   readonly script: string;
   readonly log: Logger;
@@ -59,12 +63,14 @@ export class RecorderProcess {
   private disposed = false;
   private stderr = '';
 
-  constructor(private readonly options: RecorderProcessOptions, watched = false) {
-    const { script, log: _log, relayExited: _relayExited, unreachable: _unreachable, lost: _lost, ...init } = options;
+  constructor(
+    private readonly options: RecorderProcessOptions,
+    init: RecorderInit,
+  ) {
     // Not the extension host's own flags or NODE_OPTIONS (an inspector port would clash); as
     // Node in Electron (VS Code desktop), where the variable does nothing in plain Node (a server).
     const { NODE_OPTIONS: _nodeOptions, ...env } = process.env;
-    this.child = fork(script, [], { execArgv: [], env: { ...env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    this.child = fork(options.script, [], { execArgv: [], env: { ...env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.child.stderr?.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
     this.child.on('message', (message: FromRecorder) => this.heard(message));
     let spawnError = '';
@@ -87,7 +93,7 @@ export class RecorderProcess {
         resolve();
       }),
     );
-    this.send({ t: 'init', ...init, watched });
+    this.send({ t: 'init', ...init });
   }
 
   get pid(): number | undefined {

@@ -5,8 +5,8 @@
 import type { Logger } from './logger';
 import { Recorder } from './recorder';
 import type { FromRecorder, ToRecorder } from './recorderProcess';
+import { openOwnedRelay } from './relay';
 import { RelayMux } from './relayMux';
-import { openStream, type StreamProcess } from './runner';
 
 /**
  * How long the process waits for its files and relay to close before it exits anyway (within the
@@ -33,21 +33,7 @@ let ending = false;
 
 function init(message: Extract<ToRecorder, { t: 'init' }>): void {
   const relays = (mux = new RelayMux(
-    (): StreamProcess => {
-      const stream = openStream(message.command);
-      let killed = false;
-      void stream.exited.then(({ exitCode, stderr }) => {
-        log.debug(`recorder relay ${stream.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
-        tell({ t: 'relayExited', exitCode, endedByOwner: killed || stream.stdin.writableEnded });
-      });
-      return {
-        ...stream,
-        kill: () => {
-          killed = true;
-          stream.kill();
-        },
-      };
-    },
+    () => openOwnedRelay(message.command, log, (exitCode, endedByOwner) => tell({ t: 'relayExited', exitCode, endedByOwner })),
     () => tell({ t: 'unreachable' }),
   ));
   recorder = new Recorder({

@@ -1,7 +1,8 @@
 // The in-sandbox RFB relay: its command, and how a relay stream ends with its last bytes delivered.
 import RELAY_SOURCE from './relay.py';
 import type { Command } from './command';
-import type { StreamProcess } from './runner';
+import type { Logger } from './logger';
+import { openStream, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
 
 export { RELAY_SOURCE };
@@ -20,6 +21,28 @@ export function rfbRelayCommand(sandbox: Sandbox, socketPath: string): Command {
  */
 export function rfbRelayMuxCommand(sandbox: Sandbox, socketPath: string): Command {
   return sandbox.exec(['python3', '-c', RELAY_SOURCE, 'mux', socketPath], { interactive: true });
+}
+
+/**
+ * Runs a relay command and tells `exited` how it ended: `endedByOwner` when its owner killed it
+ * or closed its stdin (a viewer that went, a recorder paused), which says nothing about the
+ * sandbox. Used where the relay runs: a viewer's in the extension host (src/core/screen.ts), the
+ * recorder's in its own process (./recorderProcessMain.ts).
+ */
+export function openOwnedRelay(cmd: Command, log: Logger, exited: (exitCode: number | null, endedByOwner: boolean) => void): StreamProcess {
+  const stream = openStream(cmd);
+  let killed = false;
+  void stream.exited.then(({ exitCode, stderr }) => {
+    log.debug(`relay ${stream.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
+    exited(exitCode, killed || stream.stdin.writableEnded);
+  });
+  return {
+    ...stream,
+    kill: () => {
+      killed = true;
+      stream.kill();
+    },
+  };
 }
 
 /** How long a relay ended with last bytes may take to deliver them before it is killed. */

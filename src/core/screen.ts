@@ -20,8 +20,8 @@ import type { Logger } from './logger';
 import type { Marker, MarkerStore } from './marker';
 import { resolvePlacement, type BackendName, type Placement } from './placement';
 import { errorMessage, problemOf, ScreenError, type Problem } from './problem';
-import { RELAY_EXIT_UNREACHABLE, rfbRelayCommand, rfbRelayMuxCommand } from './relay';
-import { openStream, PROBE_TIMEOUT_MS, run, type StreamProcess } from './runner';
+import { openOwnedRelay, RELAY_EXIT_UNREACHABLE, rfbRelayCommand, rfbRelayMuxCommand } from './relay';
+import { PROBE_TIMEOUT_MS, run, type StreamProcess } from './runner';
 import type { Sandbox } from './sandbox';
 import { isLegalMove, type ScreenState } from './screenState';
 import type { ScreenSettings } from './settings';
@@ -297,20 +297,8 @@ export class ScreenController {
    */
   openRelay(): StreamProcess {
     const { command, exited } = this.relayCommand();
-    const stream = openStream(command);
-    let killed = false;
-    const relay: StreamProcess = {
-      ...stream,
-      kill: () => {
-        killed = true;
-        stream.kill();
-      },
-    };
+    const relay = openOwnedRelay(command, this.log, exited);
     relay.stdout.on('data', () => this.noteActivity());
-    void relay.exited.then(({ exitCode, stderr }) => {
-      this.log.debug(`relay ${relay.pid} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`);
-      exited(exitCode, killed || relay.stdin.writableEnded);
-    });
     return relay;
   }
 

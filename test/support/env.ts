@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MarkerStore } from '../../src/core/marker';
-import { RecorderProcess, type RecorderProcessOptions } from '../../src/core/recorderProcess';
+import { RecorderProcess, type RecorderInit } from '../../src/core/recorderProcess';
 import { RelayMux } from '../../src/core/relayMux';
 import { openStream, type StreamProcess } from '../../src/core/runner';
 import type { ScreenController } from '../../src/core/screen';
@@ -21,13 +21,13 @@ export const RECORDER_SCRIPT = join(__dirname, '..', '..', '..', 'dist', 'record
 /** The recorder as the extension runs it (src/recording.ts): its own process, on the controller's screen. */
 export function recorderProcess(
   controller: ScreenController,
-  options: Pick<RecorderProcessOptions, 'dir' | 'screenId' | 'maxBytes' | 'segmentMs' | 'watchedUpdateIntervalMs'>,
+  init: Omit<RecorderInit, 'command' | 'watched'>,
   watched = false,
 ): RecorderProcess {
   const relay = controller.relayCommand({ mux: true });
   return new RecorderProcess(
-    { ...options, script: RECORDER_SCRIPT, command: relay.command, log: testLog, relayExited: relay.exited, unreachable: () => controller.relayUnreachable() },
-    watched,
+    { script: RECORDER_SCRIPT, log: testLog, relayExited: relay.exited, unreachable: () => controller.relayUnreachable() },
+    { ...init, command: relay.command, watched },
   );
 }
 

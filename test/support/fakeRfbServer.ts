@@ -1,7 +1,7 @@
 // A tiny RFB server for the recorder's tests: the server's handshake and messages as bytes, and
 // FakeRelay, a relay whose far end is that server (an update of a chosen size per request), as
 // pipes in the test's process or behind a unix socket (serveFakeRfb) for the real relay.py.
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import { PassThrough } from 'node:stream';
 
 /** A server's side of the handshake up to ServerInit (w×h, name "x"). */
@@ -157,14 +157,12 @@ export class FakeRelay {
 
 /**
  * FakeRelay's server behind a unix socket at `path`: every connection gets a server of its own
- * (`bytesPerUpdate` per update); `connections` lists them, `open()` counts those still open.
+ * (`bytesPerUpdate` per update); `open()` counts the connections still open.
  */
-export async function serveFakeRfb(path: string, bytesPerUpdate: number): Promise<{ server: Server; connections: FakeRelay[]; open(): number; close(): Promise<void> }> {
-  const connections: FakeRelay[] = [];
+export async function serveFakeRfb(path: string, bytesPerUpdate: number): Promise<{ open(): number; close(): Promise<void> }> {
   let open = 0;
   const server = createServer((socket) => {
     const relay = new FakeRelay(bytesPerUpdate);
-    connections.push(relay);
     open++;
     socket.pipe(relay.stdin);
     relay.stdout.pipe(socket);
@@ -175,5 +173,5 @@ export async function serveFakeRfb(path: string, bytesPerUpdate: number): Promis
     });
   });
   await new Promise<void>((resolve) => server.listen(path, resolve));
-  return { server, connections, open: () => open, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { open: () => open, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { listSegments } from '../../src/core/recorder';
-import { RecorderProcess, type ToRecorder } from '../../src/core/recorderProcess';
+import { RecorderProcess, type RecorderInit, type RecorderProcessOptions, type ToRecorder } from '../../src/core/recorderProcess';
 import { readScreenRecording, recordingOf } from '../../src/core/recorderStore';
 import { readRecording, timelineOf } from '../../src/core/recordingFormat';
 import { RELAY_SOURCE } from '../../src/core/relay';
@@ -33,8 +33,8 @@ const alive = (pid: number | undefined) => {
  * A recorder process disposed when the test ends, failed or not: a connected child keeps the
  * test's process alive (and the child waits for it), so a failed test would hang the run.
  */
-function recorderFor(t: { after(fn: () => void | Promise<void>): void }, options: ConstructorParameters<typeof RecorderProcess>[0]): RecorderProcess {
-  const recorder = new RecorderProcess(options);
+function recorderFor(t: { after(fn: () => void | Promise<void>): void }, options: RecorderProcessOptions, init: RecorderInit): RecorderProcess {
+  const recorder = new RecorderProcess(options, init);
   t.after(() => recorder.dispose());
   return recorder;
 }
@@ -55,6 +55,7 @@ async function setup(t: { after(fn: () => void | Promise<void>): void }) {
     // Short segments, yet long enough for a loaded machine to start python3 and reach a keyframe.
     segmentMs: 1500,
     minUpdateIntervalMs: 20,
+    watched: false,
   };
   return { root, rfb, init };
 }
@@ -62,7 +63,7 @@ async function setup(t: { after(fn: () => void | Promise<void>): void }) {
 test('recorder process: records over the real relay, writes the timeline\'s events, and its dispose resolves with the files closed and nothing left running', async (t) => {
   const { root, rfb, init } = await setup(t);
   const exits: Array<{ code: number | null; byOwner: boolean }> = [];
-  const recorder = recorderFor(t, { ...init, script: SCRIPT, log: silent, relayExited: (code, byOwner) => exits.push({ code, byOwner }) });
+  const recorder = recorderFor(t, { script: SCRIPT, log: silent, relayExited: (code, byOwner) => exits.push({ code, byOwner }) }, init);
   recorder.start();
   await waitFor(() => listSegments(init.dir).length >= 3, 30_000, 20, 'three segments');
   assert.equal(exits.length, 0, 'one relay exec for every segment');
@@ -90,7 +91,7 @@ test('recorder process: records over the real relay, writes the timeline\'s even
 test('recorder process: a script that cannot run is reported lost, and its dispose still resolves', async (t) => {
   const { init } = await setup(t);
   const lost: string[] = [];
-  const recorder = recorderFor(t, { ...init, script: join(init.dir, 'missing.js'), log: silent, lost: (why) => lost.push(why) });
+  const recorder = recorderFor(t, { script: join(init.dir, 'missing.js'), log: silent, lost: (why) => lost.push(why) }, init);
   recorder.start();
   await waitFor(() => lost.length === 1, 10_000, 20, 'reported lost');
   assert.match(lost[0], /code 1.*Cannot find module/s);
@@ -104,13 +105,13 @@ test('recorder process: a resume after a pause (a new process over the same dire
     const summary = recordingOf(join(root, 'recordings'), 'abc');
     return summary ? timelineOf(readScreenRecording(summary).records).segments.filter((s) => s.keyframe !== undefined).length : 0;
   };
-  const first = recorderFor(t, { ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
+  const first = recorderFor(t, { script: SCRIPT, log: silent }, { ...init, segmentMs: 60_000 });
   first.start();
   await waitFor(() => drawable() === 1, 20_000, 20, 'a segment');
   await first.dispose();
   const paused = listSegments(init.dir);
   assert.equal(rfb.open(), 0, 'no connection while paused');
-  const second = recorderFor(t, { ...init, segmentMs: 60_000, script: SCRIPT, log: silent });
+  const second = recorderFor(t, { script: SCRIPT, log: silent }, { ...init, segmentMs: 60_000 });
   second.start();
   await waitFor(() => drawable() === 2, 20_000, 20, 'the next segment');
   await second.dispose();
@@ -125,7 +126,7 @@ test('recorder process: when the extension host\'s channel closes, it ends its r
   t.after(() => child.kill('SIGKILL'));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const send = (message: ToRecorder) => child.send(message);
-  send({ t: 'init', ...init, watched: false });
+  send({ t: 'init', ...init });
   send({ t: 'start' });
   await waitFor(() => listSegments(init.dir).length >= 1 && rfb.open() >= 1, 20_000, 20, 'recording');
   child.disconnect();
@@ -136,7 +137,7 @@ test('recorder process: when the extension host\'s channel closes, it ends its r
 test('recorder process: killed, it is reported lost, and its relay ends on its own (its input closed)', async (t) => {
   const { rfb, init } = await setup(t);
   const lost: string[] = [];
-  const recorder = recorderFor(t, { ...init, script: SCRIPT, log: silent, lost: (why) => lost.push(why) });
+  const recorder = recorderFor(t, { script: SCRIPT, log: silent, lost: (why) => lost.push(why) }, init);
   recorder.start();
   await waitFor(() => rfb.open() >= 1, 20_000, 20, 'recording');
   process.kill(recorder.pid!, 'SIGKILL');
