@@ -50,6 +50,8 @@ export class Recordings extends Disposable {
   private deleting = 0;
   /** A recorder waits for the last one's process to close its files. */
   private waiting = false;
+  /** Why the last recorder was lost or could not start, while none records: the status bar says so. */
+  private failure: string | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
   readonly onDidChange = this.changed.event;
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.recorder', vscode.StatusBarAlignment.Left, 49));
@@ -194,6 +196,7 @@ export class Recordings extends Disposable {
         this.waiting = false;
         if (!this.isDisposed && !this.recorder && this.deleting === 0 && this.state === 'recording') {
           this.recorder = this.startRecorder();
+          this.render();
         }
       });
     }
@@ -212,25 +215,29 @@ export class Recordings extends Disposable {
           unreachable: () => this.controller.relayUnreachable(),
           // Tried again after a while, not at once, and less often each time it is lost in a
           // row: a recorder that cannot write would only end again.
-          lost: () => {
+          lost: (why) => {
             if (this.recorder === recorder) {
               this.recorder = undefined;
               clearTimeout(this.retry);
               const wait = Math.min(LOST_RETRY_MS * 2 ** this.lostInARow++, LOST_RETRY_MAX_MS);
               this.log.warn(`recorder: starting a new one in ${wait / 1000} s`);
               this.retry = setTimeout(() => !this.isDisposed && this.follow(), wait);
+              this.failure = vscode.l10n.t('{0}; a new one starts in {1} s', why, wait / 1000);
+              this.render();
             }
           },
         },
         { dir: this.dir(), screenId: this.screenId, maxBytes, command: relay.command, watched: this.viewers.current > 0 },
       );
       recorder.start();
+      this.failure = undefined;
       // A recorder that lasted a while was not lost in a row with the one before.
       clearTimeout(this.lasted);
       this.lasted = setTimeout(() => this.recorder === recorder && (this.lostInARow = 0), LOST_RETRY_MAX_MS);
       return recorder;
     } catch (err) {
       this.log.warn(`recorder cannot start: ${String(err)}`);
+      this.failure = vscode.l10n.t('it cannot start: {0}', err instanceof Error ? err.message : String(err));
       return undefined;
     }
   }
@@ -249,7 +256,12 @@ export class Recordings extends Disposable {
       this.item.hide();
       return;
     }
-    if (state === 'recording') {
+    if (state === 'recording' && this.failure && !this.recorder) {
+      // Not a REC that records nothing: the person sees the recorder is not writing, and why.
+      this.item.text = `$(warning) ${vscode.l10n.t('REC')}`;
+      this.item.tooltip = vscode.l10n.t('The Bot Screen recorder is not recording: {0}. Click to pause it.', this.failure);
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+    } else if (state === 'recording') {
       this.item.text = `$(record) ${vscode.l10n.t('REC')}`;
       this.item.tooltip = vscode.l10n.t('Bot Screen records this screen into this machine\'s extension storage (nothing leaves it unless you export). Click to pause.');
       this.item.backgroundColor = undefined;

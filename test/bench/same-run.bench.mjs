@@ -841,9 +841,9 @@ function perScreenCpu(a, b, screens, roots) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Soak: A alone on the flood for N minutes, the panel hidden behind another editor and shown again
-// once a minute; every minute the extension host's RSS and open fds, the webview renderer's RSS,
-// and the docker exec clients under the server.
+// Soak: A on the flood for N minutes, the panel hidden behind another editor and shown again once
+// a minute, B's tab on the same screen beside it; every minute the extension host's RSS and open
+// fds, the webview renderer's RSS (and B's tab's), and the docker exec clients under the server.
 
 const rssKiB = (pid) => {
   try { return Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]); } catch { return undefined; }
@@ -864,13 +864,20 @@ async function rendererOf(frame, browserRoot) {
 
 async function soak({ server, roots, sandbox, viewers }, minutes, results) {
   const viewer = viewers.A;
-  const load = sandbox.terminal('soak', FLOOD);
-  const samples = (results.soak = { minutes, samples: [], failed: [] }).samples;
+  // B's tab streams the same flood beside A for the whole soak, its renderer sampled the same way:
+  // a growth both show comes with drawing the stream in Chromium, one only A shows is A's own.
+  const peer = process.env.BENCH_SOAK_PEER === '0' ? undefined : viewers.B;
+  // BENCH_SOAK_IDLE=1: the desktop stays idle, so what grows comes with the hide and show alone.
+  const idle = Boolean(process.env.BENCH_SOAK_IDLE);
+  const load = idle ? { stop() {} } : sandbox.terminal('soak', FLOOD);
+  const samples = (results.soak = { idle, minutes, samples: [], failed: [], peer: Boolean(peer) }).samples;
   try {
     await sleep(SETTLE_MS);
     await viewer.open();
+    if (peer) await peer.open();
     const started = Date.now();
     let c0 = await viewer.counters();
+    let b0 = peer ? await peer.counters() : undefined;
     for (let m = 0; m <= minutes; m++) {
       if (m > 0) {
         await sleep(Math.max(0, started + m * 60_000 - Date.now()));
@@ -902,10 +909,19 @@ async function soak({ server, roots, sandbox, viewers }, minutes, results) {
         fps: m > 0 ? (c1.frames - c0.frames) / 60 : undefined,
       };
       c0 = c1;
+      if (peer) {
+        const b1 = await peer.counters();
+        const bRenderer = await rendererOf(peer.frame, roots.bBrowser);
+        const bHeap = await peer.frame.evaluate(() => performance.memory?.usedJSHeapSize).catch(() => undefined);
+        Object.assign(s, { bRendererRss: rssKiB(bRenderer), bJsHeapKiB: bHeap === undefined ? undefined : bHeap / 1024, bFps: m > 0 ? (b1.frames - b0.frames) / 60 : undefined });
+        b0 = b1;
+        log(`  soak minute ${m}, B: tab renderer ${Math.round(s.bRendererRss / 1024)} MiB (pid ${bRenderer}), its JS heap ${s.bJsHeapKiB === undefined ? 'n/a' : `${Math.round(s.bJsHeapKiB / 1024)} MiB`}${s.bFps === undefined ? '' : `; ${num(s.bFps)} frames/s`}`);
+      }
       samples.push(s);
       log(`  soak minute ${m}: ext host ${Math.round(s.extHostRss / 1024)} MiB, ${s.extHostFds} fds; webview renderer ${Math.round(s.rendererRss / 1024)} MiB (pid ${renderer}), its JS heap ${s.jsHeapKiB === undefined ? 'n/a' : `${Math.round(s.jsHeapKiB / 1024)} MiB`}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
     }
     await viewer.close();
+    if (peer) await peer.close();
   } catch (err) {
     results.soak.failed.push(err.message.split('\n')[0]);
     log(`soak failed: ${results.soak.failed.at(-1)}`);
@@ -1127,19 +1143,25 @@ function renderReport(results, env) {
     };
     const noGrowth = (slack) => (k) => { const t = thirds(k); return t.last <= t.first + slack; };
     const levels = (k) => { const t = thirds(k); return t.last <= t.first * (1 + SOAK_TOLERANCE); };
-    const soakRow = (name, k, unit, scale, judge, text) => {
+    const trendOf = (k, unit, scale) => {
       const sl = scale === 1 ? undefined : slope(k);
-      const trend = sl === undefined ? '' : `; slope ${sl >= 0 ? '+' : ''}${num(sl / scale)}${unit}/min`;
-      rows.push([`soak ${soakRun.minutes} min (flood, ${process.env.BENCH_SOAK_STILL_PANEL ? 'the panel shown throughout' : 'hidden + shown once a minute'}): ${name}, first / last / max`, summary(k, unit, scale), 'n/a (A only)', '–', text, fromBaseline(k).length ? (judge(k) ? 'yes' : '**no**') : 'n/a', `baseline: minute ${baseline.minute}${trend}`]);
+      return sl === undefined ? undefined : `${sl >= 0 ? '+' : ''}${num(sl / scale)}${unit}/min`;
+    };
+    // kB: B's sample of the same thing (its tab's renderer), when B streamed beside A.
+    const soakRow = (name, k, unit, scale, judge, text, kB) => {
+      const trend = trendOf(k, unit, scale);
+      const peer = kB && series(kB).length ? { cell: summary(kB, unit, scale), trend: trendOf(kB, unit, scale) } : undefined;
+      const notes = [`baseline: minute ${baseline.minute}`, trend && `slope ${trend}`, peer?.trend && `B's slope ${peer.trend}`].filter(Boolean).join('; ');
+      rows.push([`soak ${soakRun.minutes} min (${soakRun.idle ? 'idle desktop' : 'flood'}, ${process.env.BENCH_SOAK_STILL_PANEL ? 'the panel shown throughout' : 'hidden + shown once a minute'}${soakRun.peer ? ', B\'s tab streaming beside it' : ''}): ${name}, first / last / max`, summary(k, unit, scale), peer?.cell ?? 'n/a (A only)', '–', text, fromBaseline(k).length ? (judge(k) ? 'yes' : '**no**') : 'n/a', notes]);
     };
     const memoryTarget = 'median of the last third ≤ the first third\'s + 10 %';
     soakRow('extension host RSS', 'extHostRss', ' MiB', 1024, levels, memoryTarget);
-    soakRow(`webview renderer RSS${soakRun.withWorkbench ? ' (the same process runs the workbench)' : ''}`, 'rendererRss', ' MiB', 1024, levels, memoryTarget);
-    soakRow(`JS heap of the webview frame's renderer${soakRun.withWorkbench ? ' (the workbench\'s too)' : ''}`, 'jsHeapKiB', ' MiB', 1024, levels, memoryTarget);
+    soakRow(`webview renderer RSS${soakRun.withWorkbench ? ' (the same process runs the workbench; B: its tab\'s renderer)' : ''}`, 'rendererRss', ' MiB', 1024, levels, memoryTarget, 'bRendererRss');
+    soakRow(`JS heap of the webview frame's renderer${soakRun.withWorkbench ? ' (the workbench\'s too)' : ''}`, 'jsHeapKiB', ' MiB', 1024, levels, memoryTarget, 'bJsHeapKiB');
     soakRow('extension host open fds', 'extHostFds', '', 1, noGrowth(FD_SLACK), `median of the last third ≤ the first third's + ${FD_SLACK}`);
     soakRow('docker exec clients under the server', 'execs', '', 1, noGrowth(0), 'median of the last third ≤ the first third\'s');
-    const fpsSeries = series('fps');
-    if (fpsSeries.length) rows.push([`soak: frames drawn /s per minute, first / last / min`, `${num(fpsSeries[0])} / ${num(fpsSeries.at(-1))} / ${num(Math.min(...fpsSeries))}`, 'n/a (A only)', '–', '', '', 'the flood kept streaming']);
+    const fpsCell = (k) => { const xs = series(k); return xs.length ? `${num(xs[0])} / ${num(xs.at(-1))} / ${num(Math.min(...xs))}` : undefined; };
+    if (series('fps').length) rows.push([`soak: frames drawn /s per minute, first / last / min`, fpsCell('fps'), fpsCell('bFps') ?? 'n/a (A only)', '–', '', '', 'the flood kept streaming']);
   }
 
   const failures = ['A', 'B'].flatMap((side) => Object.entries(results[side])
@@ -1178,8 +1200,9 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
 - Geometry rows: a second and third screen started at that size (the \`botScreen.screen.geometry\` setting), keys and
   flood again, A and B alternating the same way (${GEO_RUNS} windows each). Four screens: one server, four windows on four workspaces (four
   containers), all four panels open and flooding; "alone" is screen 1 flooding before the others start.
-- Soak (only with \`--soak-minutes N\`): A alone on the flood, hidden behind another editor and shown once a minute
-  (BENCH_SOAK_STILL_PANEL=1: never hidden);
+- Soak (only with \`--soak-minutes N\`): A on the flood, hidden behind another editor and shown once a minute
+  (BENCH_SOAK_STILL_PANEL=1: never hidden; BENCH_SOAK_IDLE=1: the desktop idle, no flood), B's tab streaming the same
+  screen beside it throughout (BENCH_SOAK_PEER=0: A alone), its renderer sampled the same way;
   the webview renderer is the browser process whose CPU jumps while the webview's frame spins a busy loop.
   Memory is judged by medians (the last third of the samples against the first, from minute 1), with its slope shown.
 - "target" and "met?" judge the figures of this run against issue 13 §2.

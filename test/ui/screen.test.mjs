@@ -51,6 +51,20 @@ async function checkRecorder(server, page) {
   await runCommand(page, TITLES.resumeRecording);
   await waitFor(() => recordedBytes(server) > paused, 30_000, 500, 'recording again after resume');
 
+  // The recorder's process killed under it: the item stops saying it records (a warning with the
+  // reason), and says so again once the new process the extension starts after 10 s records.
+  const recorders = () => hostProcesses(`${server.extensionsDir}/.*/dist/recorder\\.js`);
+  const [victim] = await waitFor(() => recorders().length === 1 && recorders(), 10_000, 200, 'one recorder process');
+  sh('kill', ['-KILL', victim.split(' ')[0]]);
+  const icon = (name) => recorderItem(page).locator(`.codicon-${name}`).count();
+  await waitFor(async () => (await icon('warning')) === 1 && (await icon('record')) === 0, 5_000, 100, 'the item to warn that the recorder is lost');
+  // The item's accessible label is its tooltip (on the item or on its inner link).
+  const tooltip = await recorderItem(page).evaluate((el) => el.getAttribute('aria-label') ?? el.querySelector('[aria-label]')?.getAttribute('aria-label'));
+  assert.match(tooltip ?? '', /SIGKILL/, `the item says why: ${tooltip}`);
+  const lost = recordedBytes(server);
+  await waitFor(async () => (await icon('record')) === 1 && recorders().length === 1 && recordedBytes(server) > lost, 30_000, 250, 'a new recorder recording, the item saying REC again');
+  console.log(`# recorder killed: the item said ${JSON.stringify(tooltip)}; recording again`);
+
   await runCommand(page, TITLES.openRecording);
   const { widget } = await pickerOf(page);
   const row = widget.locator('.quick-input-list .monaco-list-row', { hasText: l10nText("This workspace's screen") }).first();

@@ -155,7 +155,12 @@ async function checkStoppedRecording(server, page, pageB, folderB) {
   assert.match(question, new RegExp(`${recordedFiles(dirB).length} `), `and how many files go: ${question}`);
   await dialog.locator('.monaco-button', { hasText: new RegExp(`^${l10nText('Delete')}$`) }).first().click();
   await waitFor(() => recordedFiles(dirB).length === 0, 15_000, 200, 'window B\'s recording deleted');
-  assert.equal(fs.existsSync(dirB), false, 'its directory went with it');
+  // The files go one by one, then the directory: the poll above can land between the two.
+  try {
+    await waitFor(() => !fs.existsSync(dirB), 5_000, 100, 'window B\'s recording directory gone with its files');
+  } catch (err) {
+    throw new Error(`${err.message}; left in it: ${JSON.stringify(fs.existsSync(dirB) ? fs.readdirSync(dirB) : [])}`);
+  }
   await waitFor(async () => (await recording.count()) === 0 && (await group.count()) === 0, 15_000, 200, 'the Recordings group gone with its only recording');
   assert.ok(recordedFiles(dirA).length > 0, 'window A\'s own recording (being written) stays');
 }
