@@ -8,7 +8,7 @@ import type { Lease } from './core/lease';
 import { Disposable, toDisposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
 import { actionEvent } from './core/recorder';
-import { RecorderProcess } from './core/recorderProcess';
+import { RecorderProcess, type RecorderLoss } from './core/recorderProcess';
 import type { MarkerStore } from './core/marker';
 import { deleteRecording, screenDir } from './core/recorderStore';
 import type { TimelineEvent } from './core/recordingFormat';
@@ -213,17 +213,10 @@ export class Recordings extends Disposable {
           log: this.log,
           relayExited: relay.exited,
           unreachable: () => this.controller.relayUnreachable(),
-          // Tried again after a while, not at once, and less often each time it is lost in a
-          // row: a recorder that cannot write would only end again.
-          lost: (why) => {
+          lost: (_why, loss) => {
             if (this.recorder === recorder) {
               this.recorder = undefined;
-              clearTimeout(this.retry);
-              const wait = Math.min(LOST_RETRY_MS * 2 ** this.lostInARow++, LOST_RETRY_MAX_MS);
-              this.log.warn(`recorder: starting a new one in ${wait / 1000} s`);
-              this.retry = setTimeout(() => !this.isDisposed && this.follow(), wait);
-              this.failure = vscode.l10n.t('{0}; a new one starts in {1} s', why, wait / 1000);
-              this.render();
+              this.retryLater(lossText(loss));
             }
           },
         },
@@ -237,12 +230,26 @@ export class Recordings extends Disposable {
       return recorder;
     } catch (err) {
       this.log.warn(`recorder cannot start: ${String(err)}`);
-      this.failure = vscode.l10n.t('it cannot start: {0}', err instanceof Error ? err.message : String(err));
+      this.retryLater(vscode.l10n.t('it cannot start: {0}', err instanceof Error ? err.message : String(err)));
       return undefined;
     }
   }
 
+  /**
+   * No recorder records (`reason`): another is tried after a while, not at once, and less often
+   * each time in a row (one that cannot write would only end again); the item says so meanwhile.
+   */
+  private retryLater(reason: string): void {
+    clearTimeout(this.retry);
+    const wait = Math.min(LOST_RETRY_MS * 2 ** this.lostInARow++, LOST_RETRY_MAX_MS);
+    this.log.warn(`recorder: starting a new one in ${wait / 1000} s`);
+    this.retry = setTimeout(() => !this.isDisposed && this.follow(), wait);
+    this.failure = vscode.l10n.t('{0}; a new one starts in {1} s', reason, wait / 1000);
+    this.render();
+  }
+
   private stopRecorder(): void {
+    this.failure = undefined;
     if (this.recorder) {
       this.ending = Promise.all([this.ending, this.recorder.dispose()]).then(() => undefined);
       this.recorder = undefined;
@@ -273,6 +280,17 @@ export class Recordings extends Disposable {
     this.item.accessibilityInformation = { label: String(this.item.tooltip) };
     this.item.show();
   }
+}
+
+/** Why a recorder process is gone, in the person's words. */
+function lossText(loss: RecorderLoss): string {
+  if (loss.failure) {
+    return vscode.l10n.t('it cannot record: {0}', loss.failure);
+  }
+  if (loss.spawnError) {
+    return vscode.l10n.t('its process could not start: {0}', loss.spawnError);
+  }
+  return vscode.l10n.t('its process ended ({0})', loss.signal ?? vscode.l10n.t('exit code {0}', String(loss.code)));
 }
 
 function controlEvent(lease: Lease): TimelineEvent {

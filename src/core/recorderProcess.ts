@@ -36,7 +36,20 @@ export type FromRecorder =
   /** The relay exec ended; `endedByOwner` when the recorder killed it or closed its stdin. */
   | { readonly t: 'relayExited'; readonly exitCode: number | null; readonly endedByOwner: boolean }
   /** A connection over the relay could not reach the screen's socket. */
-  | { readonly t: 'unreachable' };
+  | { readonly t: 'unreachable' }
+  /** It cannot record (its directory cannot be used…) and ends. */
+  | { readonly t: 'failed'; readonly message: string };
+
+/** How a recorder process was lost, for the person (the log has its whole story). */
+export interface RecorderLoss {
+  /** The signal that ended it, or else its exit code. */
+  readonly signal?: string;
+  readonly code?: number;
+  /** It never started: the spawn's error. */
+  readonly spawnError?: string;
+  /** What it said went wrong before it ended. */
+  readonly failure?: string;
+}
 
 /** What the recorder records, and how (the `init` message). */
 export type RecorderInit = Omit<Extract<ToRecorder, { t: 'init' }>, 't'>;
@@ -49,8 +62,8 @@ export interface RecorderProcessOptions {
   /** The relay exec ended (the screen decides whether that says something about the sandbox). */
   readonly relayExited?: (exitCode: number | null, endedByOwner: boolean) => void;
   readonly unreachable?: () => void;
-  /** The process ended without being disposed (it crashed or was killed). */
-  readonly lost?: (why: string) => void;
+  /** The process ended without being disposed (it crashed, was killed or could not record): `why` for the log. */
+  readonly lost?: (why: string, loss: RecorderLoss) => void;
 }
 
 /** How long a disposed recorder may take to close its files and end its relay before it is killed. */
@@ -62,6 +75,7 @@ export class RecorderProcess {
   private readonly exitedPromise: Promise<void>;
   private disposed = false;
   private stderr = '';
+  private failure: string | undefined;
 
   constructor(
     private readonly options: RecorderProcessOptions,
@@ -88,7 +102,7 @@ export class RecorderProcess {
           const how = spawnError ? `could not start: ${spawnError}` : `ended (${signal ?? `code ${code}`})`;
           const why = `the recorder process ${how}${this.stderr ? `: ${this.stderr.trim()}` : ''}`;
           options.log.error(why);
-          options.lost?.(why);
+          options.lost?.(why, { signal: signal ?? undefined, code: code ?? undefined, spawnError: spawnError || undefined, failure: this.failure });
         }
         resolve();
       }),
@@ -139,6 +153,9 @@ export class RecorderProcess {
         break;
       case 'unreachable':
         this.options.unreachable?.();
+        break;
+      case 'failed':
+        this.failure = message.message;
         break;
     }
   }

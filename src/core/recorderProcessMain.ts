@@ -89,7 +89,9 @@ process.on('message', (message: ToRecorder) => {
     }
   } catch (err) {
     // A recorder that cannot use its directory says why, and the process ends.
-    log.error(`recorder: ${err instanceof Error ? err.message : String(err)}`);
+    const why = err instanceof Error ? err.message : String(err);
+    log.error(`recorder: ${why}`);
+    tell({ t: 'failed', message: why });
     end();
   }
 });

@@ -862,19 +862,113 @@ async function rendererOf(frame, browserRoot) {
   return best?.p;
 }
 
-async function soak({ server, roots, sandbox, viewers }, minutes, results) {
-  const viewer = viewers.A;
+/**
+ * Chromium's own account of each process's memory (a `memory-infra` dump through the browser's
+ * DevTools protocol, as chrome://tracing takes it): pid → allocator (up to three levels deep, e.g.
+ * `partition_alloc/partitions/buffer`) → bytes. Which allocator grows tells a leak's kind (decoded
+ * images, canvases, buffers, DOM) where RSS only says that something does.
+ */
+async function allocatorDump(browser) {
+  const cdp = await browser.newBrowserCDPSession();
+  try {
+    const events = [];
+    cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+    const complete = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+    await cdp.send('Tracing.start', {
+      transferMode: 'ReportEvents',
+      traceConfig: { includedCategories: ['disabled-by-default-memory-infra'], excludedCategories: ['*'], memoryDumpConfig: { triggers: [] } },
+    });
+    const { success } = await cdp.send('Tracing.requestMemoryDump', { deterministic: true, levelOfDetail: 'detailed' });
+    await cdp.send('Tracing.end');
+    let timer;
+    await Promise.race([complete, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('the trace did not complete in 60 s')), 60_000); })])
+      .finally(() => clearTimeout(timer));
+    if (!success) throw new Error('Chromium made no memory dump');
+    const byPid = new Map();
+    for (const e of events) {
+      const allocators = e.ph === 'v' ? e.args?.dumps?.allocators : undefined;
+      if (!allocators) continue;
+      const sizes = byPid.get(e.pid) ?? new Map();
+      for (const [name, d] of Object.entries(allocators)) {
+        const size = d.attrs?.size?.value;
+        if (size && name.split('/').length <= 3) sizes.set(name, parseInt(size, 16));
+      }
+      byPid.set(e.pid, sizes);
+    }
+    return byPid;
+  } finally {
+    await cdp.detach().catch(() => {});
+  }
+}
+
+/**
+ * The allocators that grew most between two dumps of one process: "name +x MiB", largest first.
+ * A parent's own share is what its listed children do not account for ("name (rest)"), so nothing
+ * is counted twice in the list. (Sizes are Chromium's own: `malloc` holds some of what `cc`, `gpu`
+ * and `skia` report as theirs.)
+ */
+function allocatorGrowth(before, after, top = 6) {
+  if (!before || !after) return 'n/a';
+  const delta = (name) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+  const names = new Set([...before.keys(), ...after.keys()]);
+  const isChild = (child, name) => child.startsWith(`${name}/`) && !child.slice(name.length + 1).includes('/');
+  const moved = [...names].map((name) => {
+    const children = [...names].filter((c) => isChild(c, name));
+    const rest = delta(name) - children.reduce((sum, c) => sum + delta(c), 0);
+    return [children.length ? `${name} (rest)` : name, children.length ? rest : delta(name)];
+  }).filter(([, d]) => Math.abs(d) >= 1024 * 1024).sort((a, b) => b[1] - a[1]);
+  return moved.slice(0, top).map(([name, d]) => `${name} ${d >= 0 ? '+' : ''}${num(d / 1024 / 1024)} MiB`).join(', ') || 'nothing moved by 1 MiB';
+}
+
+/**
+ * The soak's control (BENCH_SOAK_CONTROL=empty): no Bot Screen panel, but VS Code's own empty
+ * webview panel (test/bench/empty-webview, its context kept while hidden as the Screen panel's is)
+ * in A's window, hidden and shown the same way: what grows then is the workbench's and the
+ * webview machinery's, with nothing of Bot Screen's drawn.
+ */
+class EmptyWebviewViewer {
+  constructor(page) { this.page = page; }
+
+  async open() {
+    const t0 = await runCommand(this.page, EMPTY_WEBVIEW_COMMAND);
+    this.frame = await waitFor(async () => {
+      for (const frame of this.page.frames()) {
+        if (!frame.isDetached() && (await frame.evaluate(() => window.__emptyWebviewBootedAt).catch(() => undefined)) >= t0) return frame;
+      }
+      return undefined;
+    }, 60_000, 10, 'the empty webview\'s script to run');
+  }
+
+  /** Hidden for a second behind another editor, then its tab clicked, as ViewerA.reopen does. */
+  async reopen() {
+    await runCommand(this.page, 'File: New Untitled Text File');
+    await sleep(1000);
+    await this.page.locator('.tabs-container .tab', { hasText: 'Empty Webview' }).first().click();
+    await sleep(500);
+  }
+
+  counters() { return { frames: 0 }; }
+
+  async close() { await runCommand(this.page, 'View: Close All Editors'); }
+}
+
+async function soak({ server, roots, sandbox, viewers, page }, minutes, results) {
+  const control = process.env.BENCH_SOAK_CONTROL === 'empty';
+  const viewer = control ? new EmptyWebviewViewer(page) : viewers.A;
   // B's tab streams the same flood beside A for the whole soak, its renderer sampled the same way:
   // a growth both show comes with drawing the stream in Chromium, one only A shows is A's own.
-  const peer = process.env.BENCH_SOAK_PEER === '0' ? undefined : viewers.B;
+  let peer = process.env.BENCH_SOAK_PEER === '0' ? undefined : viewers.B;
   // BENCH_SOAK_IDLE=1: the desktop stays idle, so what grows comes with the hide and show alone.
   const idle = Boolean(process.env.BENCH_SOAK_IDLE);
   const load = idle ? { stop() {} } : sandbox.terminal('soak', FLOOD);
-  const samples = (results.soak = { idle, minutes, samples: [], failed: [], peer: Boolean(peer) }).samples;
+  const samples = (results.soak = { control, idle, minutes, samples: [], failed: [], peer: Boolean(peer) }).samples;
   try {
     await sleep(SETTLE_MS);
     await viewer.open();
     if (peer) await peer.open();
+    // The renderer's DOM counters (documents, nodes, listeners, through the DevTools protocol): a
+    // native growth that comes with them is DOM left behind (the workbench's or the webview's).
+    const cdp = await viewer.page.context().newCDPSession(viewer.page).catch(() => undefined);
     const started = Date.now();
     let c0 = await viewer.counters();
     let b0 = peer ? await peer.counters() : undefined;
@@ -908,20 +1002,41 @@ async function soak({ server, roots, sandbox, viewers }, minutes, results) {
         execs: served.filter((p) => table.get(p).comm === 'docker' && cmdline(p).includes('exec')).length,
         fps: m > 0 ? (c1.frames - c0.frames) / 60 : undefined,
       };
+      const dom = await cdp?.send('Memory.getDOMCounters').catch(() => undefined);
+      if (dom) Object.assign(s, { documents: dom.documents, nodes: dom.nodes, listeners: dom.jsEventListeners });
       c0 = c1;
+      let bRenderer;
       if (peer) {
-        const b1 = await peer.counters();
-        const bRenderer = await rendererOf(peer.frame, roots.bBrowser);
-        const bHeap = await peer.frame.evaluate(() => performance.memory?.usedJSHeapSize).catch(() => undefined);
-        Object.assign(s, { bRendererRss: rssKiB(bRenderer), bJsHeapKiB: bHeap === undefined ? undefined : bHeap / 1024, bFps: m > 0 ? (b1.frames - b0.frames) / 60 : undefined });
-        b0 = b1;
-        log(`  soak minute ${m}, B: tab renderer ${Math.round(s.bRendererRss / 1024)} MiB (pid ${bRenderer}), its JS heap ${s.bJsHeapKiB === undefined ? 'n/a' : `${Math.round(s.bJsHeapKiB / 1024)} MiB`}${s.bFps === undefined ? '' : `; ${num(s.bFps)} frames/s`}`);
+        try {
+          const b1 = await peer.counters();
+          bRenderer = await rendererOf(peer.frame, roots.bBrowser);
+          const bHeap = await peer.frame.evaluate(() => performance.memory?.usedJSHeapSize).catch(() => undefined);
+          Object.assign(s, { bRendererRss: rssKiB(bRenderer), bJsHeapKiB: bHeap === undefined ? undefined : bHeap / 1024, bFps: m > 0 ? (b1.frames - b0.frames) / 60 : undefined });
+          b0 = b1;
+          log(`  soak minute ${m}, B: tab renderer ${Math.round(s.bRendererRss / 1024)} MiB (pid ${bRenderer}), its JS heap ${s.bJsHeapKiB === undefined ? 'n/a' : `${Math.round(s.bJsHeapKiB / 1024)} MiB`}${s.bFps === undefined ? '' : `; ${num(s.bFps)} frames/s`}`);
+        } catch (err) {
+          // B's tab failing (a crash under its own growth) ends B's part, not A's soak.
+          results.soak.failed.push(`B's tab at minute ${m}: ${err.message.split('\n')[0]}`);
+          log(`  soak minute ${m}: B's tab failed, A goes on alone: ${results.soak.failed.at(-1)}`);
+          peer = undefined;
+        }
+      }
+      if (m === 1 || m === minutes) {
+        // Chromium's allocators, at the baseline minute and at the end, after this minute's other
+        // samples (a dump collects garbage first): what the RSS growth is.
+        try {
+          const dump = await allocatorDump(viewer.page.context().browser());
+          s.allocators = dump.get(renderer);
+          if (!s.allocators) log(`  soak minute ${m}: the memory dump holds no process ${renderer} (it has ${[...dump.keys()].join(', ')})`);
+          if (peer && bRenderer) s.bAllocators = (await allocatorDump(peer.page.context().browser())).get(bRenderer);
+        } catch (err) { log(`  soak minute ${m}: no memory dump: ${err.message.split('\n')[0]}`); }
       }
       samples.push(s);
-      log(`  soak minute ${m}: ext host ${Math.round(s.extHostRss / 1024)} MiB, ${s.extHostFds} fds; webview renderer ${Math.round(s.rendererRss / 1024)} MiB (pid ${renderer}), its JS heap ${s.jsHeapKiB === undefined ? 'n/a' : `${Math.round(s.jsHeapKiB / 1024)} MiB`}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
+      log(`  soak minute ${m}: ext host ${Math.round(s.extHostRss / 1024)} MiB, ${s.extHostFds} fds; webview renderer ${Math.round(s.rendererRss / 1024)} MiB (pid ${renderer}), its JS heap ${s.jsHeapKiB === undefined ? 'n/a' : `${Math.round(s.jsHeapKiB / 1024)} MiB`}${dom ? `, ${dom.documents} documents, ${dom.nodes} nodes, ${dom.jsEventListeners} listeners` : ''}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
     }
+    await cdp?.detach().catch(() => {});
     await viewer.close();
-    if (peer) await peer.close();
+    if (peer) await peer.close().catch(() => {});
   } catch (err) {
     results.soak.failed.push(err.message.split('\n')[0]);
     log(`soak failed: ${results.soak.failed.at(-1)}`);
@@ -1147,17 +1262,29 @@ function renderReport(results, env) {
       const sl = scale === 1 ? undefined : slope(k);
       return sl === undefined ? undefined : `${sl >= 0 ? '+' : ''}${num(sl / scale)}${unit}/min`;
     };
+    // Two growths compare as the ratio of their slopes; a flat or falling one has no ratio.
+    const slopeRatio = (k, kB) => { const a = slope(k); const b = slope(kB); return a > 0 && b > 0 ? `${num(a / b)}× (slopes)` : '–'; };
     // kB: B's sample of the same thing (its tab's renderer), when B streamed beside A.
     const soakRow = (name, k, unit, scale, judge, text, kB) => {
       const trend = trendOf(k, unit, scale);
       const peer = kB && series(kB).length ? { cell: summary(kB, unit, scale), trend: trendOf(kB, unit, scale) } : undefined;
       const notes = [`baseline: minute ${baseline.minute}`, trend && `slope ${trend}`, peer?.trend && `B's slope ${peer.trend}`].filter(Boolean).join('; ');
-      rows.push([`soak ${soakRun.minutes} min (${soakRun.idle ? 'idle desktop' : 'flood'}, ${process.env.BENCH_SOAK_STILL_PANEL ? 'the panel shown throughout' : 'hidden + shown once a minute'}${soakRun.peer ? ', B\'s tab streaming beside it' : ''}): ${name}, first / last / max`, summary(k, unit, scale), peer?.cell ?? 'n/a (A only)', '–', text, fromBaseline(k).length ? (judge(k) ? 'yes' : '**no**') : 'n/a', notes]);
+      rows.push([`soak ${soakRun.minutes} min (${soakRun.control ? 'control: VS Code\'s empty webview panel, no Bot Screen panel, ' : ''}${soakRun.idle ? 'idle desktop' : 'flood'}, ${process.env.BENCH_SOAK_STILL_PANEL ? 'the panel shown throughout' : 'hidden + shown once a minute'}${soakRun.peer ? ', B\'s tab streaming beside it' : ''}): ${name}, first / last / max`, summary(k, unit, scale), peer?.cell ?? 'n/a (A only)', peer && scale !== 1 ? slopeRatio(k, kB) : '–', text, fromBaseline(k).length ? (judge(k) ? 'yes' : '**no**') : 'n/a', notes]);
     };
     const memoryTarget = 'median of the last third ≤ the first third\'s + 10 %';
     soakRow('extension host RSS', 'extHostRss', ' MiB', 1024, levels, memoryTarget);
     soakRow(`webview renderer RSS${soakRun.withWorkbench ? ' (the same process runs the workbench; B: its tab\'s renderer)' : ''}`, 'rendererRss', ' MiB', 1024, levels, memoryTarget, 'bRendererRss');
     soakRow(`JS heap of the webview frame's renderer${soakRun.withWorkbench ? ' (the workbench\'s too)' : ''}`, 'jsHeapKiB', ' MiB', 1024, levels, memoryTarget, 'bJsHeapKiB');
+    const dumped = s.filter((x) => x.allocators);
+    if (dumped.length >= 2) {
+      rows.push([`soak: what grew in the webview renderer, minute ${dumped[0].minute} → ${dumped.at(-1).minute} (Chromium's memory-infra allocators)`,
+        allocatorGrowth(dumped[0].allocators, dumped.at(-1).allocators), allocatorGrowth(dumped[0].bAllocators, dumped.at(-1).bAllocators), '–', '', '', 'B: its tab\'s renderer']);
+    }
+    if (series('nodes').length) {
+      const last = s.at(-1);
+      rows.push([`soak: the workbench renderer's DOM (documents / nodes / listeners), minute ${baseline.minute} → ${last.minute}`,
+        `${baseline.documents ?? '?'} / ${baseline.nodes ?? '?'} / ${baseline.listeners ?? '?'} → ${last.documents} / ${last.nodes} / ${last.listeners}`, 'n/a (A only)', '–', '', '', 'Memory.getDOMCounters of the window\'s renderer']);
+    }
     soakRow('extension host open fds', 'extHostFds', '', 1, noGrowth(FD_SLACK), `median of the last third ≤ the first third's + ${FD_SLACK}`);
     soakRow('docker exec clients under the server', 'execs', '', 1, noGrowth(0), 'median of the last third ≤ the first third\'s');
     const fpsCell = (k) => { const xs = series(k); return xs.length ? `${num(xs[0])} / ${num(xs.at(-1))} / ${num(Math.min(...xs))}` : undefined; };
@@ -1201,8 +1328,10 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
   flood again, A and B alternating the same way (${GEO_RUNS} windows each). Four screens: one server, four windows on four workspaces (four
   containers), all four panels open and flooding; "alone" is screen 1 flooding before the others start.
 - Soak (only with \`--soak-minutes N\`): A on the flood, hidden behind another editor and shown once a minute
-  (BENCH_SOAK_STILL_PANEL=1: never hidden; BENCH_SOAK_IDLE=1: the desktop idle, no flood), B's tab streaming the same
-  screen beside it throughout (BENCH_SOAK_PEER=0: A alone), its renderer sampled the same way;
+  (BENCH_SOAK_STILL_PANEL=1: never hidden; BENCH_SOAK_IDLE=1: the desktop idle, no flood; BENCH_SOAK_CONTROL=empty:
+  VS Code's empty webview panel instead of A's, hidden and shown the same way), B's tab streaming the same
+  screen beside it throughout (BENCH_SOAK_PEER=0: A alone), its renderer sampled the same way; Chromium's allocator
+  dumps (memory-infra) at minute 1 and at the end say what grew;
   the webview renderer is the browser process whose CPU jumps while the webview's frame spins a busy loop.
   Memory is judged by medians (the last third of the samples against the first, from minute 1), with its slope shown.
 - "target" and "met?" judge the figures of this run against issue 13 §2.
@@ -1253,7 +1382,8 @@ async function main() {
   };
   const workloads = WORKLOADS.map((w) => w.name).filter((w) => parts.has(w));
   if (workloads.length || parts.has('webview') || parts.has('soak')) {
-    await withSession({ emptyWebview: parts.has('webview'), baseline: parts.has('idle') || parts.has('flood'), results }, async (session) => {
+    const control = parts.has('soak') && process.env.BENCH_SOAK_CONTROL === 'empty';
+    await withSession({ emptyWebview: parts.has('webview') || control, baseline: parts.has('idle') || parts.has('flood'), results }, async (session) => {
       if (parts.has('webview')) {
         log('VS Code\'s own webview boot (empty webview)');
         results.webview = await emptyWebviewBoot(session.page);

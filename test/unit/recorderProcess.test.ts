@@ -5,12 +5,12 @@
 // closes, not when it is killed.
 import assert from 'node:assert/strict';
 import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { listSegments } from '../../src/core/recorder';
-import { RecorderProcess, type RecorderInit, type RecorderProcessOptions, type ToRecorder } from '../../src/core/recorderProcess';
+import { RecorderProcess, type RecorderInit, type RecorderLoss, type RecorderProcessOptions, type ToRecorder } from '../../src/core/recorderProcess';
 import { readScreenRecording, recordingOf } from '../../src/core/recorderStore';
 import { readRecording, timelineOf } from '../../src/core/recordingFormat';
 import { RELAY_SOURCE } from '../../src/core/relay';
@@ -95,6 +95,19 @@ test('recorder process: a script that cannot run is reported lost, and its dispo
   recorder.start();
   await waitFor(() => lost.length === 1, 10_000, 20, 'reported lost');
   assert.match(lost[0], /code 1.*Cannot find module/s);
+  await recorder.dispose();
+});
+
+test('recorder process: one that cannot use its directory says why, ends, and is reported lost with that reason', async (t) => {
+  const { root, init } = await setup(t);
+  writeFileSync(join(root, 'recordings'), 'a file where the recordings directory would be');
+  const lost: { why: string; loss: RecorderLoss }[] = [];
+  const recorder = recorderFor(t, { script: SCRIPT, log: silent, lost: (why, loss) => lost.push({ why, loss }) }, init);
+  recorder.start();
+  await waitFor(() => lost.length === 1, 10_000, 20, 'reported lost');
+  assert.match(lost[0].loss.failure ?? '', /ENOTDIR|EEXIST/, `the reason it gave: ${JSON.stringify(lost[0].loss)}`);
+  assert.equal(lost[0].loss.signal, undefined, 'it ended on its own, not killed');
+  assert.equal(alive(recorder.pid), false, 'its process is gone');
   await recorder.dispose();
 });
 
