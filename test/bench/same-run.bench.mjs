@@ -1047,6 +1047,12 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
 
 // ---------------------------------------------------------------------------------------------
 
+/** The BENCH_* variables this run was given (BENCH_OUT aside: where it goes), as a command's prefix. */
+function benchEnv() {
+  return Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_OUT').sort()
+    .map(([k, v]) => `${k}=${/^[\w.,:/-]*$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`} `).join('');
+}
+
 function machineDescription() {
   const tryRun = (cmd, args) => { try { return sh(cmd, args).split('\n')[0]; } catch { return 'unknown'; } };
   const mem = fs.readFileSync('/proc/meminfo', 'utf8').match(/MemTotal:\s+(\d+)/);
@@ -1273,12 +1279,13 @@ function renderReport(results, env) {
     };
     const memoryTarget = 'median of the last third ≤ the first third\'s + 10 %';
     soakRow('extension host RSS', 'extHostRss', ' MiB', 1024, levels, memoryTarget);
-    soakRow(`webview renderer RSS${soakRun.withWorkbench ? ' (the same process runs the workbench; B: its tab\'s renderer)' : ''}`, 'rendererRss', ' MiB', 1024, levels, memoryTarget, 'bRendererRss');
+    soakRow(`webview renderer RSS${soakRun.withWorkbench ? ' (the same process runs the workbench)' : ''}${soakRun.peer ? '; B: its tab\'s renderer' : ''}`, 'rendererRss', ' MiB', 1024, levels, memoryTarget, 'bRendererRss');
     soakRow(`JS heap of the webview frame's renderer${soakRun.withWorkbench ? ' (the workbench\'s too)' : ''}`, 'jsHeapKiB', ' MiB', 1024, levels, memoryTarget, 'bJsHeapKiB');
     const dumped = s.filter((x) => x.allocators);
     if (dumped.length >= 2) {
       rows.push([`soak: what grew in the webview renderer, minute ${dumped[0].minute} → ${dumped.at(-1).minute} (Chromium's memory-infra allocators)`,
-        allocatorGrowth(dumped[0].allocators, dumped.at(-1).allocators), allocatorGrowth(dumped[0].bAllocators, dumped.at(-1).bAllocators), '–', '', '', 'B: its tab\'s renderer']);
+        allocatorGrowth(dumped[0].allocators, dumped.at(-1).allocators), soakRun.peer ? allocatorGrowth(dumped[0].bAllocators, dumped.at(-1).bAllocators) : 'n/a (A only)', '–', '', '',
+        `${soakRun.peer ? 'B: its tab\'s renderer; ' : ''}an allocated_objects entry counts the objects inside the partitions beside it (Chromium's sizes overlap)`]);
     }
     if (series('nodes').length) {
       const last = s.at(-1);
@@ -1288,7 +1295,7 @@ function renderReport(results, env) {
     soakRow('extension host open fds', 'extHostFds', '', 1, noGrowth(FD_SLACK), `median of the last third ≤ the first third's + ${FD_SLACK}`);
     soakRow('docker exec clients under the server', 'execs', '', 1, noGrowth(0), 'median of the last third ≤ the first third\'s');
     const fpsCell = (k) => { const xs = series(k); return xs.length ? `${num(xs[0])} / ${num(xs.at(-1))} / ${num(Math.min(...xs))}` : undefined; };
-    if (series('fps').length) rows.push([`soak: frames drawn /s per minute, first / last / min`, fpsCell('fps'), fpsCell('bFps') ?? 'n/a (A only)', '–', '', '', 'the flood kept streaming']);
+    if (series('fps').length) rows.push([`soak: frames drawn /s per minute, first / last / min`, fpsCell('fps'), fpsCell('bFps') ?? 'n/a (A only)', '–', '', '', soakRun.idle || soakRun.control ? 'nothing to stream: the desktop idle' : 'the flood kept streaming']);
   }
 
   const failures = ['A', 'B'].flatMap((side) => Object.entries(results[side])
@@ -1302,7 +1309,7 @@ function renderReport(results, env) {
   const workloads = WORKLOADS.map((w) => `- **${w.name}**: ${w.what}`).join('\n');
   const markdown = `# Benchmarks: Bot Screen and a noVNC tab, measured in one run
 
-Written by \`npm run bench:screen${env.args ? ` -- ${env.args}` : ''}\` (test/bench/same-run.bench.mjs) on ${e.date}, commit ${e.commit}; the run took
+Written by \`${benchEnv()}npm run bench:screen${env.args ? ` -- ${env.args}` : ''}\` (test/bench/same-run.bench.mjs) on ${e.date}, commit ${e.commit}; the run took
 ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, written after "${env.partial}"**` : ''}. Nothing here is typed in by hand: run it again to replace it.
 
 - **A**: the packaged extension (VSIX) in VS Code Server ${e.vscode} (web workbench) in headless Chromium, the Screen panel in
