@@ -716,6 +716,51 @@ async function emptyWebviewBoot(page) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What a canvas costs in a webview by itself: the same 30 fps animation
+// (test/bench/empty-webview/animation.js) in VS Code's empty webview in A's window and in a plain
+// tab of B's browser of the same size, alternating; no Bot Screen, no noVNC, no stream. Its
+// browser CPU ratio is the part of the paced animation row's that comes with the webview.
+
+const ANIMATED_WEBVIEW_COMMAND = 'Bot Screen Benchmark: Open Animated Webview';
+
+async function webviewDrawingCost({ page, roots, viewers }) {
+  const script = fs.readFileSync(path.join(REPO_ROOT, 'test', 'bench', 'empty-webview', 'animation.js'), 'utf8');
+  const out = { A: { cpu: [], updates: [] }, B: { cpu: [], updates: [] } };
+  const updates = (frame) => frame.evaluate(() => window.__animationUpdates);
+  for (const side of ORDER) {
+    let frame;
+    let close;
+    if (side === 'A') {
+      const t0 = await runCommand(page, ANIMATED_WEBVIEW_COMMAND);
+      frame = await waitFor(async () => {
+        for (const f of page.frames()) {
+          if (!f.isDetached() && (await f.evaluate(() => window.__emptyWebviewBootedAt).catch(() => 0)) >= t0) return f;
+        }
+        return undefined;
+      }, 60_000, 50, 'the animated webview');
+      close = () => runCommand(page, 'View: Close All Editors');
+    } else {
+      const tab = await viewers.B.context.newPage();
+      await tab.setContent(`<!DOCTYPE html><html><body><script>${script}</script></body></html>`);
+      frame = tab.mainFrame();
+      close = () => tab.close();
+    }
+    await sleep(SETTLE_MS);
+    const u0 = await updates(frame);
+    const a = cpuSnapshot(roots);
+    await sleep(WINDOW_MS);
+    const pct = cpuBetween(a, cpuSnapshot(roots));
+    const perSecond = ((await updates(frame)) - u0) / (WINDOW_MS / 1000);
+    out[side].cpu.push(pct[`${side} browser`] ?? 0);
+    out[side].updates.push(perSecond);
+    log(`  ${side} animation in ${side === 'A' ? 'the empty webview' : 'a plain tab'}: browser ${num(pct[`${side} browser`] ?? 0)} %, ${num(perSecond)} updates/s`);
+    await close();
+    await sleep(1500);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Four screens at once: four windows of one VS Code Server, four workspaces, so four sandbox
 // containers and four screens, each with its panel open, all flooding together; per-screen frames
 // and CPU against one screen flooding alone in the same run.
@@ -955,9 +1000,11 @@ class EmptyWebviewViewer {
 async function soak({ server, roots, sandbox, viewers, page }, minutes, results) {
   const control = process.env.BENCH_SOAK_CONTROL === 'empty';
   const viewer = control ? new EmptyWebviewViewer(page) : viewers.A;
-  // B's tab streams the same flood beside A for the whole soak, its renderer sampled the same way:
-  // a growth both show comes with drawing the stream in Chromium, one only A shows is A's own.
-  let peer = process.env.BENCH_SOAK_PEER === '0' ? undefined : viewers.B;
+  // BENCH_SOAK_PEER=1: B's tab streams the same screen beside A for the whole soak, its renderer
+  // sampled the same way (a growth both show comes with drawing the stream in Chromium, one only A
+  // shows is A's own). Not by default: on the flood the tab grows about 275 MiB a minute (noVNC's
+  // own decoding, docs/soak/README.md), which an hour's soak could not hold.
+  let peer = process.env.BENCH_SOAK_PEER === '1' ? viewers.B : undefined;
   // BENCH_SOAK_IDLE=1: the desktop stays idle, so what grows comes with the hide and show alone.
   const idle = Boolean(process.env.BENCH_SOAK_IDLE);
   const load = idle ? { stop() {} } : sandbox.terminal('soak', FLOOD);
@@ -1122,6 +1169,12 @@ function renderReport(results, env) {
   }
   if (results.webview) {
     row('VS Code\'s own webview boot (ms; palette Enter → an empty webview\'s script runs, test/bench/empty-webview)', cell(results.webview), cell(undefined, 'a tab has no webview'), 'the part of A\'s open no change to Bot Screen removes');
+  }
+  const drawing = results.webviewDrawing;
+  if (drawing) {
+    const name = 'control, no Bot Screen: the same 30 fps canvas animation (test/bench/empty-webview/animation.js) in VS Code\'s empty webview (A) and a plain tab (B)';
+    row(`${name}: updates drawn /s`, cell(drawing.A.updates), cell(drawing.B.updates));
+    row(`${name}: browser CPU %`, cell(drawing.A.cpu), cell(drawing.B.cpu), 'what hosting a canvas in a webview costs by itself: compare the paced animation\'s browser CPU A/B');
   }
   if (A.idle || B.idle) {
     const boot = cell(results.webview);
@@ -1330,14 +1383,15 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
   viewer reads the screen at a time. Cells are median [min–max] over the windows.
 - VS Code's own webview boot: a benchmark-only extension (test/bench/empty-webview, installed into the benchmark's
   server only) opens an empty webview panel whose one script records when it ran; palette Enter → that script,
-  timed like A's open.
+  timed like A's open. The same extension's animated panel and a plain tab draw one canvas animation, alternating
+  (${RUNS} windows each): the browser CPU a canvas costs in a webview by itself.
 - Geometry rows: a second and third screen started at that size (the \`botScreen.screen.geometry\` setting), keys and
   flood again, A and B alternating the same way (${GEO_RUNS} windows each). Four screens: one server, four windows on four workspaces (four
   containers), all four panels open and flooding; "alone" is screen 1 flooding before the others start.
 - Soak (only with \`--soak-minutes N\`): A on the flood, hidden behind another editor and shown once a minute
   (BENCH_SOAK_STILL_PANEL=1: never hidden; BENCH_SOAK_IDLE=1: the desktop idle, no flood; BENCH_SOAK_CONTROL=empty:
-  VS Code's empty webview panel instead of A's, hidden and shown the same way), B's tab streaming the same
-  screen beside it throughout (BENCH_SOAK_PEER=0: A alone), its renderer sampled the same way; Chromium's allocator
+  VS Code's empty webview panel instead of A's, hidden and shown the same way; BENCH_SOAK_PEER=1: B's tab streaming the
+  same screen beside it throughout, its renderer sampled the same way); Chromium's allocator
   dumps (memory-infra) at minute 1 and at the end say what grew;
   the webview renderer is the browser process whose CPU jumps while the webview's frame spins a busy loop.
   Memory is judged by medians (the last third of the samples against the first, from minute 1), with its slope shown.
@@ -1394,6 +1448,8 @@ async function main() {
       if (parts.has('webview')) {
         log('VS Code\'s own webview boot (empty webview)');
         results.webview = await emptyWebviewBoot(session.page);
+        log('the same canvas animation in VS Code\'s empty webview and in a plain tab');
+        results.webviewDrawing = await webviewDrawingCost(session);
         await write('webview');
       }
       // Written after every workload: a run cut short still leaves what it measured.
