@@ -50,7 +50,7 @@ export class Recordings extends Disposable {
   private deleting = 0;
   /** A recorder waits for the last one's process to close its files. */
   private waiting = false;
-  /** Why the last recorder was lost or could not start, while none records: the status bar says so. */
+  /** Why the last recorder was lost or could not start, while none records (cleared when one starts): the status bar says so. */
   private failure: string | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
   readonly onDidChange = this.changed.event;
@@ -263,7 +263,7 @@ export class Recordings extends Disposable {
       this.item.hide();
       return;
     }
-    if (state === 'recording' && this.failure && !this.recorder) {
+    if (state === 'recording' && this.failure) {
       // Not a REC that records nothing: the person sees the recorder is not writing, and why.
       this.item.text = `$(warning) ${vscode.l10n.t('REC')}`;
       this.item.tooltip = vscode.l10n.t('The Bot Screen recorder is not recording: {0}. Click to pause it.', this.failure);

@@ -222,18 +222,19 @@ class Segment {
   private ready(width: number, height: number): void {
     this.width = width;
     this.height = height;
+    const cannotWrite = (err: unknown) => this.owner.segmentFailed(this, `cannot write ${this.path}: ${err instanceof Error ? err.message : String(err)}`);
     // Opened now, not when the stream gets round to it: a segment closed (and its file removed)
     // before an asynchronous open completed would have its file created after the removal.
     let fd: number;
     try {
       fd = fs.openSync(this.path, 'wx', 0o600);
     } catch (err) {
-      // Told after the parser returns (./recorder.ts segmentFailed replaces this segment).
-      queueMicrotask(() => this.owner.segmentFailed(this, `cannot write ${this.path}: ${err instanceof Error ? err.message : String(err)}`));
+      // Told after the parser returns: the recorder replaces this segment, not from inside its parse.
+      queueMicrotask(() => cannotWrite(err));
       return;
     }
     this.out = fs.createWriteStream(this.path, { fd });
-    this.out.on('error', (err) => this.owner.segmentFailed(this, `cannot write ${this.path}: ${err.message}`));
+    this.out.on('error', cannotWrite);
     this.write(
       encodeHeader({ format: RECORDING_FORMAT, version: RECORDING_VERSION, startedAt: this.startedAt, screenId: this.owner.options.screenId, width, height }),
       encodeRecord(RecordType.SegmentStart, 0, jsonPayload({ width, height })),

@@ -232,6 +232,12 @@ async function frameDrawnAfter(page, t, timeoutMs = 30_000, old = new Set(), pic
   }, timeoutMs, 10, `a frame drawn in a webview after ${t}`);
 }
 
+/** Hides the active editor (a webview panel) behind a new untitled one for a second, as a person switching editors does. */
+async function hideBehindUntitled(page) {
+  await runCommand(page, 'File: New Untitled Text File');
+  await sleep(1000);
+}
+
 class ViewerA {
   constructor(page) { this.page = page; this.side = 'A'; }
 
@@ -285,8 +291,7 @@ class ViewerA {
 
   /** Hidden behind another editor for a second, then its tab clicked: → the next frame drawn. */
   async reopen() {
-    await runCommand(this.page, 'File: New Untitled Text File');
-    await sleep(1000);
+    await hideBehindUntitled(this.page);
     const tab = this.page.locator('.tabs-container .tab', { hasText: 'Bot Screen' }).first();
     const others = new Set(this.page.frames().filter((f) => f !== this.frame));
     // Where the time goes: the click as the workbench sees it, the host's 'visible' message and the
@@ -318,8 +323,7 @@ class ViewerA {
   /** Hidden behind another editor during the workload: the bytes that still reach the webview
    *  (its own counter; a webview gone while hidden gets none) and the CPU meanwhile. */
   async hiddenWindow(roots) {
-    await runCommand(this.page, 'File: New Untitled Text File');
-    await sleep(1000);
+    await hideBehindUntitled(this.page);
     const c0 = await webviewCounters(this.frame);
     const a = cpuSnapshot(roots);
     await sleep(WINDOW_MS / 2);
@@ -695,18 +699,26 @@ async function runWorkloads({ roots, sandbox, viewers }, names, results, onWorkl
 
 const EMPTY_WEBVIEW_COMMAND = 'Bot Screen Benchmark: Open Empty Webview';
 
+/**
+ * Runs one of test/bench/empty-webview's commands and waits for its panel's script to run: the
+ * panel's frame, and the palette Enter (t0) and the script's start (at), wall-clock ms.
+ */
+async function openBenchWebview(page, command) {
+  const t0 = await runCommand(page, command);
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame.isDetached()) continue;
+      const at = await frame.evaluate(() => window.__emptyWebviewBootedAt).catch(() => undefined);
+      if (at >= t0) return { frame, t0, at };
+    }
+    return undefined;
+  }, 60_000, 10, `the script of "${command}" to run`);
+}
+
 async function emptyWebviewBoot(page) {
   const times = [];
   for (let i = 0; i < RUNS; i++) {
-    const t0 = await runCommand(page, EMPTY_WEBVIEW_COMMAND);
-    const at = await waitFor(async () => {
-      for (const frame of page.frames()) {
-        if (frame.isDetached()) continue;
-        const t = await frame.evaluate(() => window.__emptyWebviewBootedAt).catch(() => undefined);
-        if (t >= t0) return t;
-      }
-      return undefined;
-    }, 60_000, 10, 'the empty webview\'s script to run');
+    const { t0, at } = await openBenchWebview(page, EMPTY_WEBVIEW_COMMAND);
     times.push(at - t0);
     log(`  empty webview boot ${Math.round(at - t0)} ms`);
     await runCommand(page, 'View: Close All Editors');
@@ -731,13 +743,7 @@ async function webviewDrawingCost({ page, roots, viewers }) {
     let frame;
     let close;
     if (side === 'A') {
-      const t0 = await runCommand(page, ANIMATED_WEBVIEW_COMMAND);
-      frame = await waitFor(async () => {
-        for (const f of page.frames()) {
-          if (!f.isDetached() && (await f.evaluate(() => window.__emptyWebviewBootedAt).catch(() => 0)) >= t0) return f;
-        }
-        return undefined;
-      }, 60_000, 50, 'the animated webview');
+      ({ frame } = await openBenchWebview(page, ANIMATED_WEBVIEW_COMMAND));
       close = () => runCommand(page, 'View: Close All Editors');
     } else {
       const tab = await viewers.B.context.newPage();
@@ -975,19 +981,12 @@ class EmptyWebviewViewer {
   constructor(page) { this.page = page; }
 
   async open() {
-    const t0 = await runCommand(this.page, EMPTY_WEBVIEW_COMMAND);
-    this.frame = await waitFor(async () => {
-      for (const frame of this.page.frames()) {
-        if (!frame.isDetached() && (await frame.evaluate(() => window.__emptyWebviewBootedAt).catch(() => undefined)) >= t0) return frame;
-      }
-      return undefined;
-    }, 60_000, 10, 'the empty webview\'s script to run');
+    ({ frame: this.frame } = await openBenchWebview(this.page, EMPTY_WEBVIEW_COMMAND));
   }
 
   /** Hidden for a second behind another editor, then its tab clicked, as ViewerA.reopen does. */
   async reopen() {
-    await runCommand(this.page, 'File: New Untitled Text File');
-    await sleep(1000);
+    await hideBehindUntitled(this.page);
     await this.page.locator('.tabs-container .tab', { hasText: 'Empty Webview' }).first().click();
     await sleep(500);
   }
@@ -996,6 +995,20 @@ class EmptyWebviewViewer {
 
   async close() { await runCommand(this.page, 'View: Close All Editors'); }
 }
+
+/**
+ * One viewer's memory this minute: the renderer process that runs its frame, that process's RSS
+ * and the frame's JS heap (which of the two grows tells a script's leak from a native one: decoded
+ * images, canvases, buffers), with its frames drawn so far.
+ */
+async function viewerMemory(viewer, browserRoot) {
+  const renderer = await rendererOf(viewer.frame, browserRoot);
+  const { frames } = await viewer.counters();
+  const heap = await viewer.frame.evaluate(() => performance.memory?.usedJSHeapSize).catch(() => undefined);
+  return { renderer, rssKiB: rssKiB(renderer), jsHeapKiB: heap === undefined ? undefined : heap / 1024, frames };
+}
+
+const mib = (kib) => (kib === undefined ? 'n/a' : `${Math.round(kib / 1024)} MiB`);
 
 async function soak({ server, roots, sandbox, viewers, page }, minutes, results) {
   const control = process.env.BENCH_SOAK_CONTROL === 'empty';
@@ -1007,8 +1020,11 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
   let peer = process.env.BENCH_SOAK_PEER === '1' ? viewers.B : undefined;
   // BENCH_SOAK_IDLE=1: the desktop stays idle, so what grows comes with the hide and show alone.
   const idle = Boolean(process.env.BENCH_SOAK_IDLE);
+  // BENCH_SOAK_STILL_PANEL=1 leaves the panel shown throughout: a growth that stays comes from the
+  // stream drawn, one that goes from the hide and show (the workbench's editors).
+  const still = Boolean(process.env.BENCH_SOAK_STILL_PANEL);
   const load = idle ? { stop() {} } : sandbox.terminal('soak', FLOOD);
-  const samples = (results.soak = { control, idle, minutes, samples: [], failed: [], peer: Boolean(peer) }).samples;
+  const samples = (results.soak = { control, idle, still, minutes, samples: [], failed: [], peer: Boolean(peer) }).samples;
   try {
     await sleep(SETTLE_MS);
     await viewer.open();
@@ -1017,14 +1033,12 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
     // native growth that comes with them is DOM left behind (the workbench's or the webview's).
     const cdp = await viewer.page.context().newCDPSession(viewer.page).catch(() => undefined);
     const started = Date.now();
-    let c0 = await viewer.counters();
-    let b0 = peer ? await peer.counters() : undefined;
+    let framesA = (await viewer.counters()).frames;
+    let framesB = peer ? (await peer.counters()).frames : undefined;
     for (let m = 0; m <= minutes; m++) {
       if (m > 0) {
         await sleep(Math.max(0, started + m * 60_000 - Date.now()));
-        // BENCH_SOAK_STILL_PANEL=1 leaves the panel shown throughout: a growth that stays comes
-        // from the stream drawn, one that goes from the hide and show (the workbench's editors).
-        if (!process.env.BENCH_SOAK_STILL_PANEL) {
+        if (!still) {
           await viewer.reopen(); // hidden for a second behind another editor, then shown
           await runCommand(viewer.page, 'View: Close Other Editors in Group'); // the untitled editor that hid it
         }
@@ -1032,35 +1046,29 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
       const table = processTable();
       const served = [...descendants(table, [server.pid])];
       const extHost = served.find((p) => cmdline(p).some((x) => x.includes('--type=extensionHost')));
-      const renderer = await rendererOf(viewer.frame, roots.aBrowser);
+      const a = await viewerMemory(viewer, roots.aBrowser);
       // The served workbench puts its webviews on its own site, so Chromium may run the webview in
       // the workbench's renderer: that RSS is then the whole window's, which the row must say.
-      if (m === 0) results.soak.withWorkbench = (await rendererOf(viewer.page.mainFrame(), roots.aBrowser)) === renderer;
-      const c1 = await viewer.counters();
-      // The webview frame's JS heap beside its process's RSS: which of the two grows tells a
-      // script's leak from a native one (decoded images, canvases, buffers).
-      const jsHeap = await viewer.frame.evaluate(() => performance.memory?.usedJSHeapSize).catch(() => undefined);
+      if (m === 0) results.soak.withWorkbench = (await rendererOf(viewer.page.mainFrame(), roots.aBrowser)) === a.renderer;
       const s = {
         minute: m,
         extHostRss: rssKiB(extHost),
         extHostFds: fdCount(extHost),
-        rendererRss: rssKiB(renderer),
-        jsHeapKiB: jsHeap === undefined ? undefined : jsHeap / 1024,
+        rendererRss: a.rssKiB,
+        jsHeapKiB: a.jsHeapKiB,
         execs: served.filter((p) => table.get(p).comm === 'docker' && cmdline(p).includes('exec')).length,
-        fps: m > 0 ? (c1.frames - c0.frames) / 60 : undefined,
+        fps: m > 0 ? (a.frames - framesA) / 60 : undefined,
       };
+      framesA = a.frames;
       const dom = await cdp?.send('Memory.getDOMCounters').catch(() => undefined);
       if (dom) Object.assign(s, { documents: dom.documents, nodes: dom.nodes, listeners: dom.jsEventListeners });
-      c0 = c1;
-      let bRenderer;
+      let b;
       if (peer) {
         try {
-          const b1 = await peer.counters();
-          bRenderer = await rendererOf(peer.frame, roots.bBrowser);
-          const bHeap = await peer.frame.evaluate(() => performance.memory?.usedJSHeapSize).catch(() => undefined);
-          Object.assign(s, { bRendererRss: rssKiB(bRenderer), bJsHeapKiB: bHeap === undefined ? undefined : bHeap / 1024, bFps: m > 0 ? (b1.frames - b0.frames) / 60 : undefined });
-          b0 = b1;
-          log(`  soak minute ${m}, B: tab renderer ${Math.round(s.bRendererRss / 1024)} MiB (pid ${bRenderer}), its JS heap ${s.bJsHeapKiB === undefined ? 'n/a' : `${Math.round(s.bJsHeapKiB / 1024)} MiB`}${s.bFps === undefined ? '' : `; ${num(s.bFps)} frames/s`}`);
+          b = await viewerMemory(peer, roots.bBrowser);
+          Object.assign(s, { bRendererRss: b.rssKiB, bJsHeapKiB: b.jsHeapKiB, bFps: m > 0 ? (b.frames - framesB) / 60 : undefined });
+          framesB = b.frames;
+          log(`  soak minute ${m}, B: tab renderer ${mib(b.rssKiB)} (pid ${b.renderer}), its JS heap ${mib(b.jsHeapKiB)}${s.bFps === undefined ? '' : `; ${num(s.bFps)} frames/s`}`);
         } catch (err) {
           // B's tab failing (a crash under its own growth) ends B's part, not A's soak.
           results.soak.failed.push(`B's tab at minute ${m}: ${err.message.split('\n')[0]}`);
@@ -1073,13 +1081,13 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
         // samples (a dump collects garbage first): what the RSS growth is.
         try {
           const dump = await allocatorDump(viewer.page.context().browser());
-          s.allocators = dump.get(renderer);
-          if (!s.allocators) log(`  soak minute ${m}: the memory dump holds no process ${renderer} (it has ${[...dump.keys()].join(', ')})`);
-          if (peer && bRenderer) s.bAllocators = (await allocatorDump(peer.page.context().browser())).get(bRenderer);
+          s.allocators = dump.get(a.renderer);
+          if (!s.allocators) log(`  soak minute ${m}: the memory dump holds no process ${a.renderer} (it has ${[...dump.keys()].join(', ')})`);
+          if (peer && b) s.bAllocators = (await allocatorDump(peer.page.context().browser())).get(b.renderer);
         } catch (err) { log(`  soak minute ${m}: no memory dump: ${err.message.split('\n')[0]}`); }
       }
       samples.push(s);
-      log(`  soak minute ${m}: ext host ${Math.round(s.extHostRss / 1024)} MiB, ${s.extHostFds} fds; webview renderer ${Math.round(s.rendererRss / 1024)} MiB (pid ${renderer}), its JS heap ${s.jsHeapKiB === undefined ? 'n/a' : `${Math.round(s.jsHeapKiB / 1024)} MiB`}${dom ? `, ${dom.documents} documents, ${dom.nodes} nodes, ${dom.jsEventListeners} listeners` : ''}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
+      log(`  soak minute ${m}: ext host ${mib(s.extHostRss)}, ${s.extHostFds} fds; webview renderer ${mib(s.rendererRss)} (pid ${a.renderer}), its JS heap ${mib(s.jsHeapKiB)}${dom ? `, ${dom.documents} documents, ${dom.nodes} nodes, ${dom.jsEventListeners} listeners` : ''}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
     }
     await cdp?.detach().catch(() => {});
     await viewer.close();
@@ -1324,11 +1332,17 @@ function renderReport(results, env) {
     // Two growths compare as the ratio of their slopes; a flat or falling one has no ratio.
     const slopeRatio = (k, kB) => { const a = slope(k); const b = slope(kB); return a > 0 && b > 0 ? `${num(a / b)}× (slopes)` : '–'; };
     // kB: B's sample of the same thing (its tab's renderer), when B streamed beside A.
+    const how = [
+      soakRun.control && 'control: VS Code\'s empty webview panel, no Bot Screen panel',
+      soakRun.idle ? 'idle desktop' : 'flood',
+      soakRun.still ? 'the panel shown throughout' : 'hidden + shown once a minute',
+      soakRun.peer && 'B\'s tab streaming beside it',
+    ].filter(Boolean).join(', ');
     const soakRow = (name, k, unit, scale, judge, text, kB) => {
       const trend = trendOf(k, unit, scale);
       const peer = kB && series(kB).length ? { cell: summary(kB, unit, scale), trend: trendOf(kB, unit, scale) } : undefined;
       const notes = [`baseline: minute ${baseline.minute}`, trend && `slope ${trend}`, peer?.trend && `B's slope ${peer.trend}`].filter(Boolean).join('; ');
-      rows.push([`soak ${soakRun.minutes} min (${soakRun.control ? 'control: VS Code\'s empty webview panel, no Bot Screen panel, ' : ''}${soakRun.idle ? 'idle desktop' : 'flood'}, ${process.env.BENCH_SOAK_STILL_PANEL ? 'the panel shown throughout' : 'hidden + shown once a minute'}${soakRun.peer ? ', B\'s tab streaming beside it' : ''}): ${name}, first / last / max`, summary(k, unit, scale), peer?.cell ?? 'n/a (A only)', peer && scale !== 1 ? slopeRatio(k, kB) : '–', text, fromBaseline(k).length ? (judge(k) ? 'yes' : '**no**') : 'n/a', notes]);
+      rows.push([`soak ${soakRun.minutes} min (${how}): ${name}, first / last / max`, summary(k, unit, scale), peer?.cell ?? 'n/a (A only)', peer && scale !== 1 ? slopeRatio(k, kB) : '–', text, fromBaseline(k).length ? (judge(k) ? 'yes' : '**no**') : 'n/a', notes]);
     };
     const memoryTarget = 'median of the last third ≤ the first third\'s + 10 %';
     soakRow('extension host RSS', 'extHostRss', ' MiB', 1024, levels, memoryTarget);
