@@ -59,6 +59,16 @@ const builds = [
     target: 'node20',
     loader: textFiles,
   }),
+  // The direct channel's bridge process (src/core/bridgeProcess.ts forks it).
+  build({
+    ...common,
+    entryPoints: ['src/core/bridgeProcessMain.ts'],
+    outfile: 'dist/bridge.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    loader: textFiles,
+  }),
   build({
     ...common,
     entryPoints: ['webview/main.ts'],

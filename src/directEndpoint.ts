@@ -1,14 +1,16 @@
-// The direct channel's endpoint for this extension host: the loopback server (src/core/
-// directChannel.ts), started on first use, and the address a webview dials, as VS Code maps it.
+// The direct channel's endpoint for this extension host: the bridge process that runs the
+// loopback server (src/core/bridgeProcess.ts), started on first use, and the address a webview
+// dials, as VS Code maps it.
 import * as vscode from 'vscode';
-import { DirectChannelServer } from './core/directChannel';
-import { Disposable } from './core/lifecycle';
+import { BridgeProcess } from './core/bridgeProcess';
+import { Disposable, toDisposable } from './core/lifecycle';
 import type { Logger } from './core/logger';
 import { userSetting } from './settings';
 
 /** What a webview needs to dial the server: the origins for its CSP, the base URLs for its socket. */
 export interface DirectAddress {
-  readonly server: DirectChannelServer;
+  /** The process that serves the channel and reads the direct viewers' relays. */
+  readonly bridge: BridgeProcess;
   /** `ws://host:port` (or `wss://`) of each base, exactly what the webview's `connect-src` allows. */
   readonly origins: readonly string[];
   /**
@@ -26,7 +28,11 @@ const RESOLVE_TIMEOUT_MS = 3000;
 export class DirectEndpoint extends Disposable {
   private address: Promise<DirectAddress | undefined> | undefined;
 
-  constructor(private readonly log: Logger) {
+  constructor(
+    /** The built src/core/bridgeProcessMain.ts (dist/bridge.js). */
+    private readonly script: string,
+    private readonly log: Logger,
+  ) {
     super();
   }
 
@@ -40,12 +46,12 @@ export class DirectEndpoint extends Disposable {
   }
 
   private async setUp(): Promise<DirectAddress | undefined> {
-    const server = new DirectChannelServer((reason, detail) =>
-      this.log.warn(`direct channel: refused a connection (${reason}${detail ? `: ${detail}` : ''})`),
-    );
-    this.register(server);
+    // A bridge that ends leaves the next viewer to start another (its sessions end with it, and
+    // their webviews reconnect; meanwhile a viewer that finds it gone posts).
+    const bridge = new BridgeProcess(this.script, this.log, () => (this.address = undefined));
+    this.register(toDisposable(() => bridge.dispose()));
     try {
-      const port = await server.start();
+      const port = await bridge.listen();
       // In a remote or web window the webview runs elsewhere: VS Code forwards the port and says where.
       const external = await Promise.race([
         vscode.env.asExternalUri(vscode.Uri.parse(`http://127.0.0.1:${port}`)),
@@ -59,8 +65,9 @@ export class DirectEndpoint extends Disposable {
       const loopback = `ws://127.0.0.1:${port}`;
       const bases = [...new Set([`${origin}${external.path.replace(/\/?$/, '/')}`, `${loopback}/`])];
       this.log.info(`direct channel: listening on 127.0.0.1:${port}, webviews dial ${bases.join(' or ')}`);
-      return { server, origins: [...new Set([origin, loopback])], bases };
+      return { bridge, origins: [...new Set([origin, loopback])], bases };
     } catch (err) {
+      bridge.dispose();
       this.log.warn(`direct channel unavailable, viewers use postMessage: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     }

@@ -27,7 +27,7 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
     private readonly viewerCount: ViewerCount,
   ) {
     super();
-    this.direct = this.register(new DirectEndpoint(log));
+    this.direct = this.register(new DirectEndpoint(vscode.Uri.joinPath(extensionUri, 'dist', 'bridge.js').fsPath, log));
     this.register(
       vscode.window.registerWebviewViewProvider(SCREEN_VIEW_ID, this, {
         // Kept documents resume in about 0.25 s instead of about 1.4 s for a new one; hidden

@@ -7,14 +7,10 @@ import { ResizeRestore } from './core/actions/screenSize';
 import { Disposable, type DisposableLike } from './core/lifecycle';
 import { RfbInputGate } from './core/rfbInputGate';
 import type { Logger } from './core/logger';
-import { RfbPump, SocketPump } from './core/pump';
 import { overlayState, setOverlayEnabled } from './liveOverlay';
-import type { DirectOffer, DirectSocket } from './core/directChannel';
-import { visibilityMessage } from './core/directProtocol';
+import { BridgeSession, type BridgeProcess } from './core/bridgeProcess';
 import type { DirectAddress, DirectEndpoint } from './directEndpoint';
-import { HiddenRead } from './core/hiddenRead';
-import { endRelay } from './core/relay';
-import type { StreamProcess } from './core/runner';
+import { PostedStream, type ViewerStream } from './core/viewerStream';
 import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
 import { controlLabel, problemMessage, statusWords, viewersLabel, viewStrings } from './messages';
@@ -32,6 +28,7 @@ import { screenHtml, webviewRoots } from './webviewHtml';
 const HIDDEN_QUIET_MS = 150;
 /** ...or this long at most (a loaded machine, or a session that cannot pause). */
 const HIDDEN_READ_MAX_MS = 1000;
+const HIDDEN_READ_TIMES = { quietMs: HIDDEN_QUIET_MS, maxMs: HIDDEN_READ_MAX_MS };
 
 /**
  * Binds one webview (the sidebar Screen view or the editor panel) to the screen. Each viewer
@@ -45,20 +42,17 @@ const HIDDEN_READ_MAX_MS = 1000;
 export class ScreenWebview extends Disposable {
   /** A capability: who this viewer is in the lease. Never shown. */
   readonly viewerId = randomUUID();
-  private relay: StreamProcess | undefined;
+  /** The current session's bytes: over the direct channel (read in the bridge process) or posted. */
+  private stream: ViewerStream | undefined;
   private gate: RfbInputGate | undefined;
-  private pump: RfbPump | SocketPump | undefined;
-  /** The current session's direct channel: its token until the webview dials, then its socket. */
-  private offer: DirectOffer | undefined;
-  private socket: DirectSocket | undefined;
   /** Where the webview may dial the direct channel; undefined means postMessage only. */
   private direct: DirectAddress | undefined;
   /** The relay was started while the webview booted and waits for the webview's first session. */
   private early = false;
   /** This viewer's place in the viewer count, while its relay is open. */
   private counted: DisposableLike | undefined;
-  /** VS Code's visibility, and when a hidden viewer's relay is read (src/core/hiddenRead.ts). */
-  private readonly reading: HiddenRead;
+  /** VS Code's visibility (a session's stream decides when a hidden viewer's relay is read: src/core/hiddenRead.ts). */
+  private visible: boolean;
   /** VS Code's visibility changes so far: the webview applies each once, whichever way comes first. */
   private visibilitySeq = 0;
   private readonly clipboard: ViewerClipboard;
@@ -76,10 +70,7 @@ export class ScreenWebview extends Disposable {
     private readonly viewerCount: ViewerCount,
   ) {
     super();
-    this.reading = new HiddenRead(visible, () => ({ source: this.relay?.stdout, reader: this.pump }), {
-      quietMs: HIDDEN_QUIET_MS,
-      maxMs: HIDDEN_READ_MAX_MS,
-    });
+    this.visible = visible;
     this.resize = new ResizeRestore(() => controller.runningSandbox(), log);
     webview.options = { enableScripts: true, localResourceRoots: webviewRoots(extensionUri) };
     this.clipboard = new ViewerClipboard(() => this.gate, (message) => this.post(message), log);
@@ -159,10 +150,11 @@ export class ScreenWebview extends Disposable {
     // Hidden: the webview pauses the session at the RFB level first (webview/rfbPause.ts): what is
     // on its way still arrives, fences are answered, and the server has nothing in flight when the
     // relay stops being read once it went quiet, as the backstop that keeps a hidden viewer at 0 bytes.
-    this.reading.setVisible(visible);
+    this.visible = visible;
     const seq = ++this.visibilitySeq;
-    // Ahead of the post below, which waits behind the workbench's work (a hide's for seconds).
-    this.socket?.sendText(visibilityMessage(visible, seq));
+    // A direct session's socket says it too, ahead of the post below, which waits behind the
+    // workbench's work (a hide's for seconds).
+    this.stream?.setVisible(visible, seq);
     this.post({ type: 'visible', visible, seq });
   }
 
@@ -171,7 +163,6 @@ export class ScreenWebview extends Disposable {
     if (this.isDisposed) {
       return; // the panel's own dispose and its owner's both end here
     }
-    this.reading.dispose();
     this.releaseHeld(); // before the hand back: the agent's next action finds nothing pressed
     this.control.handBack(this.viewerId);
     this.closeRelay('');
@@ -196,7 +187,7 @@ export class ScreenWebview extends Disposable {
         } else {
           this.closeRelay('');
         }
-        this.post({ type: 'visible', visible: this.reading.visible, seq: this.visibilitySeq });
+        this.post({ type: 'visible', visible: this.visible, seq: this.visibilitySeq });
         this.post(screenOptionsMessage());
         this.postControl();
         this.clipboardState();
@@ -248,28 +239,30 @@ export class ScreenWebview extends Disposable {
   private openRelay(origin: string | undefined): void {
     const direct = origin !== undefined ? this.direct : undefined;
     // The relay started early is this session's when it is fresh and the webview dials directly.
-    const reuse = this.early && direct !== undefined && this.pump instanceof SocketPump;
+    const reuse = this.early && direct !== undefined && this.stream instanceof BridgeSession;
     this.early = false;
     if (!reuse && !this.startRelay(direct !== undefined, true)) {
       return;
     }
-    const relay = this.relay;
-    const pump = this.pump;
+    const stream = this.stream;
     let urls: string[] | undefined;
-    if (direct && origin !== undefined && relay && pump instanceof SocketPump) {
-      const offer = direct.server.offer(origin, (socket) => this.attachSocket(relay, pump, socket));
-      this.offer = offer;
-      urls = direct.bases.map((base) => base + offer.token);
+    if (direct && origin !== undefined && stream instanceof BridgeSession) {
+      const token = stream.offer(origin);
+      urls = direct.bases.map((base) => base + token);
     }
     this.post({ type: 'open', urls });
   }
 
-  /** A new relay with its gate and pump (the direct channel's or postMessage's); false when none could start. */
+  /**
+   * A new relay with its gate: read in the bridge process for the direct channel (when it runs),
+   * else here and posted; false when none could start.
+   */
   private startRelay(direct: boolean, report: boolean): boolean {
     this.closeRelay('');
-    let relay: StreamProcess;
+    let stream: ViewerStream;
     try {
-      relay = this.controller.openRelay();
+      const bridge = direct ? this.direct?.bridge : undefined;
+      stream = bridge?.alive ? this.openBridged(bridge) : this.openPosted();
     } catch (err) {
       if (report) {
         const reason = err instanceof ScreenError ? problemMessage(err.problem) : errorMessage(err);
@@ -277,70 +270,58 @@ export class ScreenWebview extends Disposable {
       }
       return false;
     }
-    this.relay = relay;
+    this.stream = stream;
     this.counted = this.viewerCount.add(this.viewerId, this.inEditor ? 'panel' : 'view');
     this.gate = new RfbInputGate(() => this.control.viewerHolds(this.viewerId), {
       clipboard: clipboardPolicy,
       ...keyboardGateOptions(),
       // A revealed webview's resume (continuous updates on) starts reading before VS Code says "visible".
-      observe: (message) => this.reading.clientMessage(message),
+      observe: (message) => this.stream?.observe(message),
     });
     this.clipboard.sessionOpened();
-    this.pump = direct
-      ? new SocketPump(relay.stdout)
-      : new RfbPump(relay.stdout, (data) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview));
-    this.pump.setVisible(this.reading.visible);
-    void relay.exited.then(() => {
-      if (this.relay === relay) {
-        this.relay = undefined;
+    void stream.exited.then(() => {
+      if (this.stream === stream) {
+        this.stream = undefined;
         this.early = false;
+        this.gate = undefined;
         this.uncount();
-        this.endTransport();
         this.post({ type: 'closed', reason: '' });
       }
     });
     return true;
   }
 
-  /** The webview dialled the direct channel: its messages are input, the relay's bytes go to it. */
-  private attachSocket(relay: StreamProcess, pump: SocketPump, socket: DirectSocket): void {
-    this.offer = undefined;
-    if (this.relay !== relay) {
-      socket.close();
-      return;
-    }
-    this.socket = socket;
-    socket.onMessage = (data) => this.forwardInput(data);
-    socket.onAck = (bytes) => pump.acked(bytes);
-    socket.onClose = () => {
-      if (this.socket === socket) {
-        this.socket = undefined;
+  private openPosted(): ViewerStream {
+    const relay = this.controller.openRelay();
+    const post = (data: Uint8Array) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview);
+    return new PostedStream(relay, post, this.visible, HIDDEN_READ_TIMES);
+  }
+
+  /** The relay runs in the bridge; the webview's socket messages come back here, to the gate. */
+  private openBridged(bridge: BridgeProcess): BridgeSession {
+    const { command, exited } = this.controller.relayCommand();
+    const session = bridge.open(command, this.visible, HIDDEN_READ_TIMES, {
+      exited,
+      activity: () => this.controller.noteActivity(),
+    });
+    session.onInput = (data) => this.forwardInput(data);
+    session.onSocketClosed = () => {
+      if (this.stream === session) {
         this.closeRelay('');
       }
     };
-    pump.attach(socket);
-  }
-
-  /** The session's pump, token and socket go (the relay is ending or gone). */
-  private endTransport(): void {
-    this.pump?.dispose();
-    this.pump = undefined;
-    this.offer?.revoke();
-    this.offer = undefined;
-    const socket = this.socket;
-    this.socket = undefined;
-    socket?.close();
+    return session;
   }
 
   /** The viewer's bytes, through the gate: handshake and requests always, input only with control. */
   private forwardInput(data: Uint8Array): void {
-    if (!this.relay || !this.gate) {
+    if (!this.stream || !this.gate) {
       return;
     }
     const { forward, close } = this.gate.push(data);
     this.resize.noteGate(this.gate);
     for (const bytes of forward) {
-      this.relay.stdin.write(bytes);
+      this.stream.write(bytes);
     }
     if (close) {
       this.log.warn(`closing a viewer's stream: ${close}`);
@@ -350,9 +331,9 @@ export class ScreenWebview extends Disposable {
 
   /** Control ended for this viewer: the keys and buttons it held are released on the screen. */
   private releaseHeld(): void {
-    if (this.relay && this.gate) {
+    if (this.stream && this.gate) {
       for (const bytes of this.gate.release().forward) {
-        this.relay.stdin.write(bytes);
+        this.stream.write(bytes);
       }
     }
   }
@@ -373,17 +354,16 @@ export class ScreenWebview extends Disposable {
   }
 
   private closeRelay(reason: string, tell = true): void {
-    const relay = this.relay;
-    if (!relay) {
+    const stream = this.stream;
+    if (!stream) {
       return;
     }
     const releases = this.gate?.release().forward ?? [];
-    this.relay = undefined;
+    this.stream = undefined;
     this.early = false;
     this.gate = undefined;
     this.uncount();
-    this.endTransport();
-    endRelay(relay, releases);
+    stream.end(releases);
     if (tell) {
       this.post({ type: 'closed', reason });
     }

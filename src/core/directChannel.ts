@@ -304,6 +304,12 @@ export interface DirectOffer {
 
 /** Tokens are 256 random bits, hex in the path. */
 const TOKEN_BYTES = 32;
+const TOKEN = /^[0-9a-f]{64}$/;
+
+/** A fresh token, as the URL carries it. */
+export function newToken(): string {
+  return randomBytes(TOKEN_BYTES).toString('hex');
+}
 
 export class DirectChannelServer {
   private readonly server: Server;
@@ -335,9 +341,16 @@ export class DirectChannelServer {
     return this.listening;
   }
 
-  /** A one-time token for a webview whose documents have `origin`; `accept` gets its connection. */
-  offer(origin: string, accept: (socket: DirectSocket) => void): DirectOffer {
-    const token = randomBytes(TOKEN_BYTES);
+  /**
+   * A one-time token for a webview whose documents have `origin`; `accept` gets its connection.
+   * `hex`: a token made elsewhere (the extension host makes it for the bridge process, which runs
+   * this server), else a fresh one.
+   */
+  offer(origin: string, accept: (socket: DirectSocket) => void, hex: string = newToken()): DirectOffer {
+    if (!TOKEN.test(hex)) {
+      throw new Error('a direct channel token is 64 hex digits');
+    }
+    const token = Buffer.from(hex, 'hex');
     const key = tokenKey(token.toString('hex'));
     this.offers.set(key, { token, origin, accept });
     return { token: token.toString('hex'), revoke: () => this.offers.delete(key) };
@@ -360,7 +373,7 @@ export class DirectChannelServer {
       req.headers.upgrade?.toLowerCase() !== 'websocket' ||
       req.headers['sec-websocket-version'] !== '13' ||
       typeof key !== 'string' ||
-      !/^[0-9a-f]{64}$/.test(presented) ||
+      !TOKEN.test(presented) ||
       !(req.headers['sec-websocket-protocol'] ?? '').split(',').some((p) => p.trim() === SUBPROTOCOL)
     ) {
       this.refuse(socket, 400, 'badRequest', req.url ?? '');

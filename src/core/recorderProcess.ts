@@ -5,9 +5,10 @@
 // every viewer's own stream share. The process runs the relay exec itself from the command the
 // screen gives (src/core/screen.ts `relayCommand`); it ends when disposed, and on its own when
 // the extension host goes (its IPC channel closes), ending its relay with it.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Command } from './command';
 import type { Logger } from './logger';
+import { forkNode } from './nodeProcess';
 import type { TimelineEvent } from './recordingFormat';
 
 /** What the recorder process is told. `init` comes first, once. */
@@ -81,10 +82,7 @@ export class RecorderProcess {
     private readonly options: RecorderProcessOptions,
     init: RecorderInit,
   ) {
-    // Not the extension host's own flags or NODE_OPTIONS (an inspector port would clash); as
-    // Node in Electron (VS Code desktop), where the variable does nothing in plain Node (a server).
-    const { NODE_OPTIONS: _nodeOptions, ...env } = process.env;
-    this.child = fork(options.script, [], { execArgv: [], env: { ...env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    this.child = forkNode(options.script);
     this.child.stderr?.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
     this.child.on('message', (message: FromRecorder) => this.heard(message));
     let spawnError = '';

@@ -3,6 +3,7 @@
 // driven by the extension host's messages. It ends when told to, or when the extension host's
 // IPC channel closes (the extension host went away): its files closed, its relay ended.
 import type { Logger } from './logger';
+import { parentLog } from './nodeProcess';
 import { Recorder } from './recorder';
 import type { FromRecorder, ToRecorder } from './recorderProcess';
 import { openOwnedRelay } from './relay';
@@ -20,12 +21,7 @@ function tell(message: FromRecorder): void {
   }
 }
 
-const log: Logger = {
-  debug: (message) => tell({ t: 'log', level: 'debug', message }),
-  info: (message) => tell({ t: 'log', level: 'info', message }),
-  warn: (message) => tell({ t: 'log', level: 'warn', message }),
-  error: (message) => tell({ t: 'log', level: 'error', message }),
-};
+const log: Logger = parentLog(tell);
 
 let recorder: Recorder | undefined;
 let mux: RelayMux | undefined;

@@ -24,6 +24,7 @@ import { hostSandbox } from '../../src/core/sandbox';
 import { SandboxBackends } from '../../src/core/backends/registry';
 import { ScreenController } from '../../src/core/screen';
 import type { ScreenSettings } from '../../src/core/settings';
+import { removeUser } from '../support/otherUser';
 import { rfbHandshake } from '../support/rfb';
 import { removeTestContainers, settings, tempMarkers, testLog, waitFor } from '../support/env';
 import { startSshd, type Sshd } from '../support/sshd';
@@ -394,9 +395,9 @@ after(() => {
   for (const child of children) {
     child.kill('SIGKILL');
   }
-  // The attacker's processes on this machine were all spawned above (setpriv execs python3
-  // in place), so none is left; the user goes with them.
-  execFileSync('userdel', [attacker.name]);
+  // A killed attacker may not have been torn down yet (userdel once refused it so): removeUser
+  // ends and waits for every process the user still has.
+  removeUser(attacker.name);
   rmSync(hostTmp, { recursive: true, force: true });
   rmSync(sshTmp, { recursive: true, force: true });
 });

@@ -1,7 +1,7 @@
 // A real second Unix user on this machine, made by the test with useradd and removed after it:
 // the "other local user" of the threat model, whose programs run through setpriv.
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { run, type RunResult } from '../../src/core/runner';
 
 export interface OtherUser {
@@ -55,10 +55,26 @@ export function createOtherUser(): OtherUser {
     uid,
     run: (argv, timeoutMs = 30_000) =>
       run({ command: 'setpriv', args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', ...argv] }, { timeoutMs }),
-    remove: () => {
-      execFileSync('userdel', [name], { stdio: 'pipe' });
-    },
+    remove: () => removeUser(name),
   };
+}
+
+/**
+ * Removes a user the test made, after ending every process it still has: a SIGKILL is delivered
+ * but the process lingers until the kernel has torn it down, and userdel refuses a user with a
+ * live process (a CI run failed so), so this waits up to 10 s for the last one to go.
+ */
+export function removeUser(name: string): void {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    spawnSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
+    const left = spawnSync('pgrep', ['-u', name], { encoding: 'utf8' }).stdout.trim();
+    if (!left || Date.now() > deadline) {
+      break;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+  execFileSync('userdel', [name], { stdio: 'pipe' });
 }
 
 /** The PEEK_CLIENT result line, parsed. */
