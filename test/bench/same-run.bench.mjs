@@ -116,6 +116,8 @@ function classify(table, roots) {
   put(descendants(table, [roots.server]), (p) => {
     const argv = cmdline(p);
     if (recorder.has(p)) return 'A recorder';
+    // The direct channel's bridge process (dist/bridge.js); its relays' exec clients are A's exec clients.
+    if (argv.some((a) => a.endsWith('dist/bridge.js'))) return 'A bridge process';
     if (argv.some((a) => a.includes('--type=extensionHost'))) return 'A extension host';
     if (table.get(p).comm === 'docker') return argv.includes('python3') && argv.includes('-i') ? 'A exec client' : 'A extension host';
     return 'A server (other)';
@@ -869,7 +871,7 @@ async function floodShowing(screens) {
 
 /**
  * CPU % of one core per screen between two snapshots: the window's extension host with its
- * children (the screen's relay exec client among them), found through the exec client that names
+ * descendants (its bridge process and the screen's relay exec client among them), found through the exec client that names
  * the screen's container; the browser (one for all four windows) is shared out evenly.
  */
 function perScreenCpu(a, b, screens, roots) {
@@ -1046,6 +1048,7 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
       const table = processTable();
       const served = [...descendants(table, [server.pid])];
       const extHost = served.find((p) => cmdline(p).some((x) => x.includes('--type=extensionHost')));
+      const bridge = served.find((p) => cmdline(p).some((x) => x.endsWith('dist/bridge.js')));
       const a = await viewerMemory(viewer, roots.aBrowser);
       // The served workbench puts its webviews on its own site, so Chromium may run the webview in
       // the workbench's renderer: that RSS is then the whole window's, which the row must say.
@@ -1054,6 +1057,8 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
         minute: m,
         extHostRss: rssKiB(extHost),
         extHostFds: fdCount(extHost),
+        bridgeRss: bridge && rssKiB(bridge),
+        bridgeFds: bridge && fdCount(bridge),
         rendererRss: a.rssKiB,
         jsHeapKiB: a.jsHeapKiB,
         execs: served.filter((p) => table.get(p).comm === 'docker' && cmdline(p).includes('exec')).length,
@@ -1161,7 +1166,8 @@ function renderReport(results, env) {
   };
   const cpuOf = (r, groups) => r?.cpu.map((c) => groups.reduce((s, g) => s + (c[g] ?? 0), 0));
   // The flight recorder (B has none) is not the viewer's path: its own row shows what it costs.
-  const viewerA = ['A browser', 'A extension host', 'A server (other)', 'A exec client'];
+  const viewerA = ['A browser', 'A extension host', 'A bridge process', 'A server (other)', 'A exec client'];
+  const bridgeA = ['A extension host', 'A bridge process'];
   const viewerB = ['B browser', 'B websockify', 'B socat', 'B exec client'];
   const perMB = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.kBps[i] / 1000));
   const perMpx = (r, groups) => r.cpu.map((c, i) => groups.reduce((s, g) => s + (c[g] ?? 0), 0) / (r.pxps[i] / 1e6));
@@ -1208,8 +1214,10 @@ function renderReport(results, env) {
     row(`${label}: kB/s into noVNC`, cell(a?.kBps, a?.bytesWhy), cell(b?.kBps));
     row(`${label}: browser CPU %`, cell(cpuOf(a, ['A browser'])), cell(cpuOf(b, ['B browser'])));
     const hostTarget = w === 'flood' ? atMost(5, ' %') : undefined;
-    row(`${label}: bridge CPU % (A: extension host; B: websockify + socat)`, cell(cpuOf(a, ['A extension host'])), cell(cpuOf(b, ['B websockify', 'B socat'])),
+    row(`${label}: bridge CPU % (A: extension host + its bridge process; B: websockify + socat)`, cell(cpuOf(a, bridgeA)), cell(cpuOf(b, ['B websockify', 'B socat'])));
+    row(`${label}: extension host CPU %`, cell(cpuOf(a, ['A extension host'])), cell(undefined, 'no extension'),
       w === 'idle' && A.noScreen ? 'the total; the target is judged on Bot Screen\'s share, below' : '', hostTarget);
+    row(`${label}: bridge process CPU % (the direct channel: relays, socket pumps)`, cell(cpuOf(a, ['A bridge process'])), cell(undefined, 'no extension'));
     if (w === 'idle' && a && A.noScreen) {
       row('idle desktop, panel open: extension host CPU % above VS Code\'s own (A − the no-screen baseline)', shareOf(a.cpu), cell(undefined, 'no extension'), '', atMost(0.5, ' %'));
     }
@@ -1257,7 +1265,8 @@ function renderReport(results, env) {
       row(`${tag} terminal flood: frames drawn /s`, cell(a?.fps), cell(b?.fps), '', ratioAtLeast(1));
       row(`${tag} terminal flood: Mpx/s redrawn`, cell(a?.pxps.map((x) => x / 1e6)), cell(b?.pxps.map((x) => x / 1e6)));
       row(`${tag} terminal flood: kB/s into noVNC`, cell(a?.kBps, a?.bytesWhy), cell(b?.kBps));
-      row(`${tag} terminal flood: bridge CPU % (A: extension host; B: websockify + socat)`, cell(cpuOf(a, ['A extension host'])), cell(cpuOf(b, ['B websockify', 'B socat'])), '', atMost(5, ' %'));
+      row(`${tag} terminal flood: bridge CPU % (A: extension host + its bridge process; B: websockify + socat)`, cell(cpuOf(a, bridgeA)), cell(cpuOf(b, ['B websockify', 'B socat'])));
+      row(`${tag} terminal flood: extension host CPU %`, cell(cpuOf(a, ['A extension host'])), cell(undefined, 'no extension'), '', atMost(5, ' %'));
       row(`${tag} terminal flood: viewer side CPU %`, cell(cpuOf(a, viewerA)), cell(cpuOf(b, viewerB)));
       if (a?.kBps.every((x) => x !== undefined) && b) row(`${tag} terminal flood: viewer side CPU % per MB/s`, cell(perMB(a, viewerA)), cell(perMB(b, viewerB)), '', ratioAtMost(1.1));
       const growth = (side, c) => (base?.[side] === undefined || c.value === undefined ? undefined : c.value <= GROWTH_TOLERANCE * base[side]);
@@ -1281,7 +1290,7 @@ function renderReport(results, env) {
       const host = cell(four.cpu.map((c) => c[i].extHost));
       const busy = cell(four.machine);
       row(`four screens flooding at once: screen ${i + 1} frames drawn /s (vs one screen flooding alone: ${single.text})`, fps, cell(undefined, 'A only'),
-        `its CPU: ${cpu.text} % (extension host + exec client ${host.text}, a quarter of the browser's); machine ${busy.text} % of ${CORES * 100}`,
+        `its CPU: ${cpu.text} % (extension host, bridge process and exec clients ${host.text}, a quarter of the browser's); machine ${busy.text} % of ${CORES * 100}`,
         () => {
           if (fps.value === undefined || single.value === undefined) return target('≥ 0.8 × alone, or saturated', undefined);
           const ok = fps.value >= 0.8 * single.value;
@@ -1346,6 +1355,7 @@ function renderReport(results, env) {
     };
     const memoryTarget = 'median of the last third ≤ the first third\'s + 10 %';
     soakRow('extension host RSS', 'extHostRss', ' MiB', 1024, levels, memoryTarget);
+    if (series('bridgeRss').length) soakRow('bridge process RSS', 'bridgeRss', ' MiB', 1024, levels, memoryTarget);
     soakRow(`webview renderer RSS${soakRun.withWorkbench ? ' (the same process runs the workbench)' : ''}${soakRun.peer ? '; B: its tab\'s renderer' : ''}`, 'rendererRss', ' MiB', 1024, levels, memoryTarget, 'bRendererRss');
     soakRow(`JS heap of the webview frame's renderer${soakRun.withWorkbench ? ' (the workbench\'s too)' : ''}`, 'jsHeapKiB', ' MiB', 1024, levels, memoryTarget, 'bJsHeapKiB');
     const dumped = s.filter((x) => x.allocators);
@@ -1360,6 +1370,7 @@ function renderReport(results, env) {
         `${baseline.documents ?? '?'} / ${baseline.nodes ?? '?'} / ${baseline.listeners ?? '?'} → ${last.documents} / ${last.nodes} / ${last.listeners}`, 'n/a (A only)', '–', '', '', 'Memory.getDOMCounters of the window\'s renderer']);
     }
     soakRow('extension host open fds', 'extHostFds', '', 1, noGrowth(FD_SLACK), `median of the last third ≤ the first third's + ${FD_SLACK}`);
+    if (series('bridgeFds').length) soakRow('bridge process open fds', 'bridgeFds', '', 1, noGrowth(FD_SLACK), `median of the last third ≤ the first third's + ${FD_SLACK}`);
     soakRow('docker exec clients under the server', 'execs', '', 1, noGrowth(0), 'median of the last third ≤ the first third\'s');
     const fpsCell = (k) => { const xs = series(k); return xs.length ? `${num(xs[0])} / ${num(xs.at(-1))} / ${num(Math.min(...xs))}` : undefined; };
     if (series('fps').length) rows.push([`soak: frames drawn /s per minute, first / last / min`, fpsCell('fps'), fpsCell('bFps') ?? 'n/a (A only)', '–', '', '', soakRun.idle || soakRun.control ? 'nothing to stream: the desktop idle' : 'the flood kept streaming']);
