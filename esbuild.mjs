@@ -1,4 +1,4 @@
-// Bundles the extension host code (Node, CommonJS, `vscode` external), the recorder's process, the webview (browser,
+// Bundles the extension host code (Node, CommonJS, `vscode` external), the recorder's and the bridge's processes, the webview (browser,
 // ESM: noVNC has a top-level await that IIFE output cannot hold) and, with --tests, the Node
 // test files. The launcher and relay are bundled as text and travel over exec streams. The sandbox
 // image's default tag (from the content hash of sandbox/) is baked in as a constant.

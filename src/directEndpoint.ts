@@ -27,6 +27,8 @@ const RESOLVE_TIMEOUT_MS = 3000;
 
 export class DirectEndpoint extends Disposable {
   private address: Promise<DirectAddress | undefined> | undefined;
+  /** The bridge process serving the address (a lost one is replaced at the next resolve). */
+  private bridge: BridgeProcess | undefined;
 
   constructor(
     /** The built src/core/bridgeProcessMain.ts (dist/bridge.js). */
@@ -34,6 +36,7 @@ export class DirectEndpoint extends Disposable {
     private readonly log: Logger,
   ) {
     super();
+    this.register(toDisposable(() => this.bridge?.dispose()));
   }
 
   /** The address, or undefined when the setting turns the channel off or it cannot be set up. */
@@ -48,8 +51,13 @@ export class DirectEndpoint extends Disposable {
   private async setUp(): Promise<DirectAddress | undefined> {
     // A bridge that ends leaves the next viewer to start another (its sessions end with it, and
     // their webviews reconnect; meanwhile a viewer that finds it gone posts).
-    const bridge = new BridgeProcess(this.script, this.log, () => (this.address = undefined));
-    this.register(toDisposable(() => bridge.dispose()));
+    const bridge = new BridgeProcess(this.script, this.log, () => {
+      if (this.bridge === bridge) {
+        this.bridge = undefined;
+        this.address = undefined;
+      }
+    });
+    this.bridge = bridge;
     try {
       const port = await bridge.listen();
       // In a remote or web window the webview runs elsewhere: VS Code forwards the port and says where.

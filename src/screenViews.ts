@@ -28,6 +28,11 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
   ) {
     super();
     this.direct = this.register(new DirectEndpoint(vscode.Uri.joinPath(extensionUri, 'dist', 'bridge.js').fsPath, log));
+    // A running screen is about to be watched: the bridge process starts and listens before the
+    // first viewer opens, not while its webview waits for the address (a fork is ~0.1 s).
+    const warm = () => controller.status.state === 'running' && void this.direct.resolve();
+    warm();
+    this.register(controller.onStatus(warm));
     this.register(
       vscode.window.registerWebviewViewProvider(SCREEN_VIEW_ID, this, {
         // Kept documents resume in about 0.25 s instead of about 1.4 s for a new one; hidden
@@ -117,8 +122,10 @@ export class ScreenViews extends Disposable implements vscode.WebviewViewProvide
   }
 
   override dispose(): void {
-    super.dispose();
+    // The viewers first: their relays end with the keys they held released, which needs the
+    // bridge process (disposed with the endpoint below) still running.
     this.sidebar?.dispose();
     this.panel?.panel.dispose();
+    super.dispose();
   }
 }

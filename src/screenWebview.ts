@@ -81,7 +81,7 @@ export class ScreenWebview extends Disposable {
         webview.html = screenHtml(webview, extensionUri, vscode.l10n.t('Bot Screen'), direct?.origins);
         // The relay's exec starts while the webview boots (about a second); its first bytes wait
         // in the socket pump. Only for the direct channel: postMessage bytes cannot wait for a page.
-        if (direct && controller.status.state === 'running') {
+        if (direct?.bridge.alive && controller.status.state === 'running') {
           this.early = this.startRelay(true, false);
         }
       }
@@ -304,7 +304,12 @@ export class ScreenWebview extends Disposable {
       exited,
       activity: () => this.controller.noteActivity(),
     });
-    session.onInput = (data) => this.forwardInput(data);
+    // Messages already on their way when the session ended must not reach the next one's gate.
+    session.onInput = (data) => {
+      if (this.stream === session) {
+        this.forwardInput(data);
+      }
+    };
     session.onSocketClosed = () => {
       if (this.stream === session) {
         this.closeRelay('');

@@ -1,5 +1,5 @@
-// The webview's side of the transports: the direct channel (a WebSocket to the extension host's
-// loopback server, src/core/directChannel.ts) when the host offers it, else postMessage; both
+// The webview's side of the transports: the direct channel (a WebSocket to the loopback server of
+// the extension's bridge process, src/core/directChannel.ts) when the host offers it, else postMessage; both
 // handed to noVNC as the same channel shape (./channel.ts).
 import { ackMessage, parseVisibility, SUBPROTOCOL } from '../src/core/directProtocol';
 import type { WebviewToHost } from '../src/protocol';

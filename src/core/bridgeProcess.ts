@@ -10,7 +10,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Command } from './command';
 import { newToken } from './directChannel';
-import { isResumeRequest } from './hiddenRead';
+import { type HiddenReadTimes, isResumeRequest } from './hiddenRead';
 import type { Logger } from './logger';
 import { forkNode } from './nodeProcess';
 import type { ViewerStream } from './viewerStream';
@@ -54,14 +54,10 @@ export interface BridgeSessionEvents {
   activity(): void;
 }
 
-/** When a hidden viewer's relay stops being read (./hiddenRead.ts). */
-export interface ReadTimes {
-  readonly quietMs: number;
-  readonly maxMs: number;
-}
-
 /** How long a disposed bridge may take to end its relays before it is killed. */
 const DISPOSE_GRACE_MS = 3000;
+/** How long the bridge may take to start and listen; else the viewers post. */
+const LISTEN_TIMEOUT_MS = 5000;
 
 /** One viewer's session in the bridge: the extension host's handle on its relay and socket. */
 export class BridgeSession implements ViewerStream {
@@ -139,7 +135,13 @@ export class BridgeProcess {
     this.child = forkNode(script, 'advanced');
     this.child.stderr?.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
     this.child.on('message', (message: FromBridge) => this.heard(message));
-    this.child.on('error', (err) => log.warn(`bridge process: ${err.message}`));
+    this.child.on('error', (err) => {
+      log.warn(`bridge process: ${err.message}`);
+      // One that could not start (EAGAIN, EMFILE…) may never say so otherwise.
+      if (this.child.pid === undefined) {
+        this.closed(null, null);
+      }
+    });
     this.child.once('close', (code, signal) => this.closed(code, signal));
   }
 
@@ -155,15 +157,22 @@ export class BridgeProcess {
   /** Starts the loopback server (once); resolves with its port. */
   listen(): Promise<number> {
     this.listening ??= new Promise<number>((resolve, reject) => {
-      this.heardPort = resolve;
-      this.heardFailure = reject;
+      const timer = setTimeout(() => reject(new Error(`the bridge process did not listen within ${LISTEN_TIMEOUT_MS} ms`)), LISTEN_TIMEOUT_MS);
+      this.heardPort = (port) => {
+        clearTimeout(timer);
+        resolve(port);
+      };
+      this.heardFailure = (err) => {
+        clearTimeout(timer);
+        reject(err);
+      };
       this.send({ t: 'listen' });
     });
     return this.listening;
   }
 
   /** Starts a relay exec running `command` in the bridge. */
-  open(command: Command, visible: boolean, times: ReadTimes, events: BridgeSessionEvents): BridgeSession {
+  open(command: Command, visible: boolean, times: HiddenReadTimes, events: BridgeSessionEvents): BridgeSession {
     const session = new BridgeSession(this, this.nextId++, events);
     this.sessions.set(session.id, session);
     this.send({ t: 'open', id: session.id, command, visible, ...times });
@@ -225,6 +234,9 @@ export class BridgeProcess {
   }
 
   private closed(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.gone) {
+      return;
+    }
     this.gone = true;
     this.heardFailure?.(new Error(`the bridge process ended (${signal ?? `code ${code}`})`));
     if (!this.disposed) {

@@ -53,7 +53,7 @@ function open(message: Extract<ToBridge, { t: 'open' }>): void {
     tell({ t: 'exited', id, exitCode, endedByOwner });
   });
   const pump = new SocketPump(relay.stdout);
-  const reading = new HiddenRead(message.visible, () => ({ source: relay.stdout, reader: pump }), message);
+  const reading = new HiddenRead(message.visible, () => ({ source: relay.stdout, reader: pump }), { quietMs: message.quietMs, maxMs: message.maxMs });
   pump.setVisible(message.visible);
   let said = 0;
   relay.stdout.on('data', () => {
@@ -131,6 +131,20 @@ process.on('message', (message: ToBridge) => {
   if (ending) {
     return;
   }
+  try {
+    heard(message);
+  } catch (err) {
+    // One session's trouble (a relay that cannot be spawned…) ends that session, not every viewer's.
+    log.error(`bridge: ${message.t}: ${err instanceof Error ? err.message : String(err)}`);
+    if ('id' in message) {
+      drop(message.id)?.relay.kill();
+      tell({ t: 'exited', id: message.id, exitCode: null, endedByOwner: false });
+    }
+  }
+});
+process.on('disconnect', end);
+
+function heard(message: ToBridge): void {
   switch (message.t) {
     case 'listen':
       listen();
@@ -164,5 +178,4 @@ process.on('message', (message: ToBridge) => {
       end();
       break;
   }
-});
-process.on('disconnect', end);
+}

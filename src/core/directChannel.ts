@@ -1,6 +1,6 @@
 /**
  * The direct channel: a loopback WebSocket server (RFC 6455, binary messages, no extensions) that
- * carries one viewer's RFB bytes between its webview and the extension host, without VS Code's
+ * carries one viewer's RFB bytes between its webview and the bridge process (./bridgeProcess.ts), without VS Code's
  * message hops (server websocket with deflate, workbench, webview host frame). The webview's text
  * messages acknowledge the bytes it consumed (flow control, ./directProtocol.ts); the server's one
  * text message tells a revealed webview that it shows, ahead of VS Code's own message.

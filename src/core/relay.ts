@@ -26,8 +26,9 @@ export function rfbRelayMuxCommand(sandbox: Sandbox, socketPath: string): Comman
 /**
  * Runs a relay command and tells `exited` how it ended: `endedByOwner` when its owner killed it
  * or closed its stdin (a viewer that went, a recorder paused), which says nothing about the
- * sandbox. Used where the relay runs: a viewer's in the extension host (src/core/screen.ts), the
- * recorder's in its own process (./recorderProcessMain.ts).
+ * sandbox. Used where the relay runs: a posting viewer's in the extension host (src/core/screen.ts),
+ * a direct viewer's in the bridge process (./bridgeProcessMain.ts), the recorder's in its own
+ * process (./recorderProcessMain.ts).
  */
 export function openOwnedRelay(cmd: Command, log: Logger, exited: (exitCode: number | null, endedByOwner: boolean) => void): StreamProcess {
   const stream = openStream(cmd);

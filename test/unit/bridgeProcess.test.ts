@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { BridgeProcess, type BridgeSession } from '../../src/core/bridgeProcess';
@@ -122,4 +124,30 @@ test('a disposed bridge, and a killed one, leave no relay running; a killed one 
   assert.equal(killed.alive, false, 'a new session would go the postMessage way');
   // Its relay's stdin closed with it: the relay ends on its own.
   await waitFor(() => !running(second), 5000, 20, 'the relay to end after its bridge was killed');
+});
+
+test('what the extension host hands a closing session reaches the relay before it hangs up; a relay that ends by itself is told so', async (t) => {
+  const bridge = bridgeFor(t);
+  await bridge.listen();
+  const dir = mkdtempSync(join(tmpdir(), 'botscreen-bridge-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'stdin');
+  // A relay that keeps what it reads until its stdin ends.
+  const keep = 'import os,sys\nf = open(sys.argv[1], "wb")\nwhile True:\n    d = os.read(0, 65536)\n    if not d: break\n    f.write(d); f.flush()';
+  const exits: boolean[] = [];
+  const session = bridge.open({ command: 'python3', args: ['-c', keep, file] }, true, TIMES, { exited: (_code, byOwner) => exits.push(byOwner), activity() {} });
+  session.write(Buffer.from('first '));
+  await waitFor(() => existsSync(file) && readFileSync(file, 'utf8') === 'first ', 5000, 20, 'the first write');
+  session.end([Buffer.from('release '), Buffer.from('keys')]);
+  await session.exited;
+  assert.equal(readFileSync(file, 'utf8'), 'first release keys');
+  assert.deepEqual(exits, [true]);
+
+  const byItself: { exitCode: number | null; endedByOwner: boolean }[] = [];
+  const gone = bridge.open({ command: 'python3', args: ['-c', 'import sys; sys.exit(3)'] }, true, TIMES, {
+    exited: (exitCode, endedByOwner) => byItself.push({ exitCode, endedByOwner }),
+    activity() {},
+  });
+  await gone.exited;
+  assert.deepEqual(byItself, [{ exitCode: 3, endedByOwner: false }], 'the screen decides what a relay that ended by itself says about the sandbox');
 });
