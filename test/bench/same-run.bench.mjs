@@ -565,6 +565,19 @@ async function withSession({ geometry, emptyWebview = false, baseline = false, r
     results.geometry = await canvasGeometry(viewerA.frame);
     await viewerA.close();
 
+    if (baseline) {
+      // No viewer at all (A's panel closed, B not started): what a running screen nobody watches
+      // costs the extension host. During B's windows B's relay, websockify and socat run beside it.
+      await sleep(SETTLE_MS);
+      log('screen running, no panel open: extension host');
+      results.A.noPanel = { cpu: [] };
+      for (let i = 0; i < Math.max(RUNS, 3); i++) {
+        const a = cpuSnapshot(roots);
+        await sleep(WINDOW_MS);
+        results.A.noPanel.cpu.push(cpuBetween(a, cpuSnapshot(roots)));
+      }
+    }
+
     const bridge = await startPeerBridge(dir, relayArgv);
     cleanup.push(() => bridge.stop());
     Object.assign(roots, bridge.pids);
@@ -1244,11 +1257,20 @@ function renderReport(results, env) {
     row('no screen started (VS Code\'s own idle, Bot Screen active): extension host CPU %', cell(cpuOf(A.noScreen, ['A extension host'])), cell(undefined, 'no extension'),
       `${A.noScreen.cpu.length} windows before the cold start: the baseline of the shares below`);
   }
-  if (B.idle) {
-    row('no panel open (during B\'s idle windows): extension host CPU %', cell(cpuOf(B.idle, ['A extension host'])), cell(undefined, 'no extension'), 'A\'s screen running, its panel closed',
-      A.noScreen ? undefined : atMost(0.5, ' %'));
+  if (A.noPanel) {
+    row('no panel open, nobody watching: extension host CPU %', cell(cpuOf(A.noPanel, ['A extension host'])), cell(undefined, 'no extension'),
+      `A's screen running idle, its panel closed, B not started: ${A.noPanel.cpu.length} windows after the cold start`);
+    row('no panel open, nobody watching: bridge process + recorder CPU %', cell(cpuOf(A.noPanel, ['A bridge process', 'A recorder'])), cell(undefined, 'no extension'));
     if (A.noScreen) {
-      row('no panel open: extension host CPU % above VS Code\'s own (A − the no-screen baseline)', shareOf(B.idle.cpu), cell(undefined, 'no extension'), 'A\'s screen running, its panel closed', atMost(0.5, ' %'));
+      row('no panel open: extension host CPU % above VS Code\'s own (A − the no-screen baseline)', shareOf(A.noPanel.cpu), cell(undefined, 'no extension'), 'nobody watching', atMost(0.5, ' %'));
+    }
+  }
+  if (B.idle) {
+    row('no panel open (during B\'s idle windows): extension host CPU %', cell(cpuOf(B.idle, ['A extension host'])), cell(undefined, 'no extension'),
+      'A\'s screen running, its panel closed; B\'s tab, websockify, socat and relay working beside it', A.noPanel ? undefined : atMost(0.5, ' %'));
+    if (A.noScreen) {
+      row('no panel open during B\'s idle windows: extension host CPU % above VS Code\'s own', shareOf(B.idle.cpu), cell(undefined, 'no extension'), 'B working beside it',
+        A.noPanel ? undefined : atMost(0.5, ' %'));
     }
   }
   if (A.keys || B.keys) keyRows(row, A.keys, B.keys, '');
@@ -1402,7 +1424,9 @@ ${env.minutes.toFixed(1)} min${env.partial ? ` **so far: a partial table, writte
   hands to noVNC.
 - CPU: % of one core from /proc (utime + stime, children reaped during a window included), per process group; "whole
   machine" from /proc/stat. With the idle or flood workload, A's extension host is first sampled with no screen started (VS Code's
-  own idle work, Bot Screen active but idle): the idle targets, and a flood row beside the total, are judged on what A spends above that baseline.
+  own idle work, Bot Screen active but idle): the idle targets, and a flood row beside the total, are judged on what A spends above that baseline;
+  after the cold start, with A's panel closed and before B starts, it is sampled again (a running screen nobody watches).
+  A's direct channel runs in its bridge process (dist/bridge.js, a child of the extension host): its own group, in A's bridge and viewer side.
 - Each workload runs once in the sandbox while the viewers take turns in the order ${ORDER.join(',')} (${RUNS} windows each,
   ${WINDOW_MS / 1000} s each after ${SETTLE_MS / 1000} s of settling); a viewer is opened fresh for each window and closed after, so only one
   viewer reads the screen at a time. Cells are median [min–max] over the windows.
