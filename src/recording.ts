@@ -52,6 +52,8 @@ export class Recordings extends Disposable {
   private waiting = false;
   /** Why the last recorder was lost or could not start, while none records (cleared when one starts): the status bar says so. */
   private failure: string | undefined;
+  /** The running recorder's segments do not reach the disk: why (it retries on its own). */
+  private writeTrouble: string | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<RecordingState>());
   readonly onDidChange = this.changed.event;
   private readonly item = this.register(vscode.window.createStatusBarItem('botScreen.recorder', vscode.StatusBarAlignment.Left, 49));
@@ -213,6 +215,12 @@ export class Recordings extends Disposable {
           log: this.log,
           relayExited: relay.exited,
           unreachable: () => this.controller.relayUnreachable(),
+          writeTrouble: (why) => {
+            if (this.recorder === recorder) {
+              this.writeTrouble = why;
+              this.render();
+            }
+          },
           lost: (_why, loss) => {
             if (this.recorder === recorder) {
               this.recorder = undefined;
@@ -224,6 +232,7 @@ export class Recordings extends Disposable {
       );
       recorder.start();
       this.failure = undefined;
+      this.writeTrouble = undefined;
       // A recorder that lasted a while was not lost in a row with the one before.
       clearTimeout(this.lasted);
       this.lasted = setTimeout(() => this.recorder === recorder && (this.lostInARow = 0), LOST_RETRY_MAX_MS);
@@ -250,6 +259,7 @@ export class Recordings extends Disposable {
 
   private stopRecorder(): void {
     this.failure = undefined;
+    this.writeTrouble = undefined;
     if (this.recorder) {
       this.ending = Promise.all([this.ending, this.recorder.dispose()]).then(() => undefined);
       this.recorder = undefined;
@@ -263,10 +273,11 @@ export class Recordings extends Disposable {
       this.item.hide();
       return;
     }
-    if (state === 'recording' && this.failure) {
+    const failure = this.failure ?? (this.writeTrouble && vscode.l10n.t('it cannot write its files ({0}); it tries again every few seconds', this.writeTrouble));
+    if (state === 'recording' && failure) {
       // Not a REC that records nothing: the person sees the recorder is not writing, and why.
       this.item.text = `$(warning) ${vscode.l10n.t('REC')}`;
-      this.item.tooltip = vscode.l10n.t('The Bot Screen recorder is not recording: {0}. Click to pause it.', this.failure);
+      this.item.tooltip = vscode.l10n.t('The Bot Screen recorder is not recording: {0}. Click to pause it.', failure);
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
     } else if (state === 'recording') {
       this.item.text = `$(record) ${vscode.l10n.t('REC')}`;

@@ -32,6 +32,13 @@ export interface RecorderOptions {
   readonly minUpdateIntervalMs?: number;
   /** …and while a viewer watches the screen (`setWatched`). */
   readonly watchedUpdateIntervalMs?: number;
+  /** After a segment failed, the next starts this long later (tests shorten it). */
+  readonly retryMs?: number;
+  /**
+   * Whether segments reach the disk: why not, from the first that could not be written until a
+   * later one's keyframe is written (the recorder runs on, but records nothing meanwhile).
+   */
+  readonly writeTrouble?: (why: string | undefined) => void;
   readonly now?: () => number;
 }
 
@@ -222,7 +229,11 @@ class Segment {
   private ready(width: number, height: number): void {
     this.width = width;
     this.height = height;
-    const cannotWrite = (err: unknown) => this.owner.segmentFailed(this, `cannot write ${this.path}: ${err instanceof Error ? err.message : String(err)}`);
+    const cannotWrite = (err: unknown) => {
+      const why = `cannot write ${this.path}: ${err instanceof Error ? err.message : String(err)}`;
+      this.owner.setWriteTrouble(why);
+      this.owner.segmentFailed(this, why);
+    };
     // Opened now, not when the stream gets round to it: a segment closed (and its file removed)
     // before an asynchronous open completed would have its file created after the removal.
     let fd: number;
@@ -259,6 +270,8 @@ class Segment {
     if (!this.hasKeyframe) {
       this.hasKeyframe = true;
       this.write(encodeRecord(RecordType.Keyframe, this.owner.now() - this.startedAt, new Uint8Array(0)));
+      // On disk (the stream writes in order): the recorder writes again.
+      this.out?.write(new Uint8Array(0), (err) => err || this.owner.setWriteTrouble(undefined));
       this.owner.keyframe(this);
     } else if (!this.changed) {
       // Xvnc answers an incremental request only once something changed.
@@ -346,10 +359,14 @@ export class Recorder {
   private retryTimer: NodeJS.Timeout | undefined;
   private recording = false;
   private readonly segmentMs: number;
+  private readonly retryMs: number;
+  /** Why segments do not reach the disk now (`RecorderOptions.writeTrouble`). */
+  private trouble: string | undefined;
 
   constructor(readonly options: RecorderOptions) {
     this.now = options.now ?? Date.now;
     this.segmentMs = options.segmentMs ?? DEFAULT_SEGMENT_MS;
+    this.retryMs = options.retryMs ?? RETRY_MS;
     fs.mkdirSync(options.dir, { recursive: true, mode: 0o700 });
     this.closed = listSegments(options.dir);
     this.closedBytes = this.closed.reduce((sum, segment) => sum + segment.bytes, 0);
@@ -394,6 +411,14 @@ export class Recorder {
 
   // --- called by segments ---
 
+  /** Told when segments stop reaching the disk (the first why) and when they reach it again. */
+  setWriteTrouble(why: string | undefined): void {
+    if ((why === undefined) !== (this.trouble === undefined)) {
+      this.trouble = why;
+      this.options.writeTrouble?.(why);
+    }
+  }
+
   wrote(segment: Segment): void {
     if (segment === this.current && segment.hasKeyframe && segment.bytes > this.segmentMaxBytes && !this.previous) {
       this.rotate();
@@ -428,7 +453,7 @@ export class Recorder {
     this.current = this.previous;
     this.previous = undefined;
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.recording && this.rotate(), RETRY_MS);
+    this.retryTimer = setTimeout(() => this.recording && this.rotate(), this.retryMs);
   }
 
   // --- internals ---
@@ -453,7 +478,7 @@ export class Recorder {
       this.current = this.previous;
       this.previous = undefined;
       clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => this.recording && this.rotate(), RETRY_MS);
+      this.retryTimer = setTimeout(() => this.recording && this.rotate(), this.retryMs);
       return;
     }
     const started = this.current;
@@ -479,7 +504,7 @@ export class Recorder {
       this.closed.push({ path: segment.path, startedAt: segment.startedAt, seq: segment.seq, bytes: segment.bytes });
       this.closedBytes += segment.bytes;
     } else {
-      fs.rmSync(segment.path, { force: true });
+      removeQuietly(segment.path);
     }
     this.enforceBound();
   }
@@ -500,8 +525,20 @@ export class Recorder {
     while (this.closed.length > 0 && this.totalBytes() > this.options.maxBytes) {
       const oldest = this.closed.shift()!;
       this.closedBytes -= oldest.bytes;
-      fs.rmSync(oldest.path, { force: true });
+      removeQuietly(oldest.path);
     }
+  }
+}
+
+/**
+ * Removes a segment file that may not be there: `force` ignores only a missing file, and a
+ * directory that became unusable (ENOTDIR, EACCES) must not end the recorder from inside a timer.
+ */
+function removeQuietly(file: string): void {
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    // the segment's directory is what fails, and the write trouble already says so
   }
 }
 

@@ -39,7 +39,9 @@ export type FromRecorder =
   /** A connection over the relay could not reach the screen's socket. */
   | { readonly t: 'unreachable' }
   /** It cannot record (its directory cannot be used…) and ends. */
-  | { readonly t: 'failed'; readonly message: string };
+  | { readonly t: 'failed'; readonly message: string }
+  /** Its segments do not reach the disk (why), or do again (no `why`): it runs on and retries. */
+  | { readonly t: 'writeTrouble'; readonly why?: string };
 
 /** How a recorder process was lost, for the person (the log has its whole story). */
 export interface RecorderLoss {
@@ -63,6 +65,8 @@ export interface RecorderProcessOptions {
   /** The relay exec ended (the screen decides whether that says something about the sandbox). */
   readonly relayExited?: (exitCode: number | null, endedByOwner: boolean) => void;
   readonly unreachable?: () => void;
+  /** Segments do not reach the disk (why), or do again (undefined). */
+  readonly writeTrouble?: (why: string | undefined) => void;
   /** The process ended without being disposed (it crashed, was killed or could not record): `why` for the log. */
   readonly lost?: (why: string, loss: RecorderLoss) => void;
 }
@@ -154,6 +158,9 @@ export class RecorderProcess {
         break;
       case 'failed':
         this.failure = message.message;
+        break;
+      case 'writeTrouble':
+        this.options.writeTrouble?.(message.why);
         break;
     }
   }

@@ -41,6 +41,7 @@ function init(message: Extract<ToRecorder, { t: 'init' }>): void {
     segmentMs: message.segmentMs,
     minUpdateIntervalMs: message.minUpdateIntervalMs,
     watchedUpdateIntervalMs: message.watchedUpdateIntervalMs,
+    writeTrouble: (why) => tell({ t: 'writeTrouble', why }),
   });
   recorder.setWatched(message.watched);
 }

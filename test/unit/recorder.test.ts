@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { listSegments, Recorder } from '../../src/core/recorder';
+import { listSegments, Recorder, type RecorderOptions } from '../../src/core/recorder';
 import { deleteRecording, exportRecording, followRecording, isScreenId, listRecordings, RecordingFollower, recordingOf, type RecordingGrowth } from '../../src/core/recorderStore';
 import { RfbStreamFeeder, setEncodings, setPixelFormat } from '../../src/core/recorderRfb';
 import {
@@ -22,6 +22,7 @@ import {
 import type { StreamProcess } from '../../src/core/runner';
 import { withWebmDuration } from '../../webview/webmDuration';
 import { cutText, FakeRelay, rect, serverHello, update } from '../support/fakeRfbServer';
+import { waitFor } from '../support/process';
 
 const header: RecordingHeader = { format: 'botscreen-recording', version: 1, startedAt: 1_000_000, screenId: 'abc', width: 64, height: 48 };
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -279,7 +280,11 @@ test('recorder: segments rotate with a keyframe each, clipboard text is left out
 });
 
 /** A recorder on fake relays (one per connection, all showing `screen`), 100 ms segments. */
-function fakeRecorder(screenId: string, screen: ConstructorParameters<typeof FakeRelay>[1]): { dir: string; relays: FakeRelay[]; recorder: Recorder } {
+function fakeRecorder(
+  screenId: string,
+  screen: ConstructorParameters<typeof FakeRelay>[1],
+  more: Partial<RecorderOptions> = {},
+): { dir: string; relays: FakeRelay[]; recorder: Recorder } {
   const dir = tempDir();
   const relays: FakeRelay[] = [];
   const recorder = new Recorder({
@@ -289,6 +294,7 @@ function fakeRecorder(screenId: string, screen: ConstructorParameters<typeof Fak
     segmentMs: 100,
     minUpdateIntervalMs: 10,
     log: silent,
+    ...more,
     openRelay: () => {
       const relay = new FakeRelay(1000, screen);
       relays.push(relay);
@@ -353,6 +359,29 @@ test('recorder: an update with only the screen layout is no keyframe; a segment 
   new RfbStreamFeeder({ send() {}, ready() {}, messageStart() {}, messageEnd() {}, updateEnd: (pixels) => void (pixels && pictures++), resized() {} }).feed(beforeKeyframe);
   assert.equal(pictures, 1, 'the keyframe comes after the first update with pixels');
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('recorder: segments that cannot be written are told (the recorder runs on and retries), and told again once one is on disk', async (t) => {
+  const troubles: (string | undefined)[] = [];
+  const { dir, recorder } = fakeRecorder('trouble', { still: true }, { retryMs: 100, writeTrouble: (why) => troubles.push(why) });
+  t.after(() => {
+    recorder.dispose();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  // The screen's directory gone and a file in its place: no segment file can be made there.
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.writeFileSync(dir, 'not a directory');
+  recorder.start();
+  await waitFor(() => troubles.length >= 1, 5000, 20, 'the trouble told');
+  assert.match(troubles[0]!, /cannot write .*ENOTDIR/);
+  await sleep(350);
+  assert.equal(troubles.length, 1, 'told once while it lasts, however many segments fail');
+  // The directory back: the next try writes its keyframe, and that is told.
+  fs.rmSync(dir);
+  fs.mkdirSync(dir);
+  await waitFor(() => troubles.length >= 2, 5000, 20, 'the recovery told');
+  assert.equal(troubles[1], undefined);
+  assert.ok(listSegments(dir).length >= 1, 'segments on disk again');
 });
 
 test('recorder: while a viewer watches it asks for fewer updates, and for more again once nobody does', async () => {
