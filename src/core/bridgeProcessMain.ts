@@ -8,7 +8,7 @@ import { DirectChannelServer, type DirectOffer, type DirectSocket } from './dire
 import { visibilityMessage } from './directProtocol';
 import { HiddenRead } from './hiddenRead';
 import type { Logger } from './logger';
-import { parentLog } from './nodeProcess';
+import { leaveParent, parentLog } from './nodeProcess';
 import { SocketPump } from './pump';
 import { endRelay, openOwnedRelay } from './relay';
 import type { StreamProcess } from './runner';
@@ -121,10 +121,7 @@ function end(): void {
     session?.relay.kill();
   }
   server?.dispose();
-  setTimeout(() => process.exit(0), EXIT_GRACE_MS).unref();
-  if (process.connected) {
-    process.disconnect();
-  }
+  leaveParent(EXIT_GRACE_MS);
 }
 
 process.on('message', (message: ToBridge) => {

@@ -19,6 +19,17 @@ export function forkNode(script: string, serialization: 'json' | 'advanced' = 'j
   });
 }
 
+/**
+ * In a forked process that has let go of its work: it exits once nothing is left to do, or after
+ * `graceMs` anyway; its IPC channel is closed so the extension host hears it ending.
+ */
+export function leaveParent(graceMs: number): void {
+  setTimeout(() => process.exit(0), graceMs).unref();
+  if (process.connected) {
+    process.disconnect();
+  }
+}
+
 /** In a forked process: a Logger whose lines go to the extension host's log over the IPC channel. */
 export function parentLog(tell: (message: { t: 'log'; level: keyof Logger; message: string }) => void): Logger {
   return {

@@ -3,7 +3,7 @@
 // driven by the extension host's messages. It ends when told to, or when the extension host's
 // IPC channel closes (the extension host went away): its files closed, its relay ended.
 import type { Logger } from './logger';
-import { parentLog } from './nodeProcess';
+import { leaveParent, parentLog } from './nodeProcess';
 import { Recorder } from './recorder';
 import type { FromRecorder, ToRecorder } from './recorderProcess';
 import { openOwnedRelay } from './relay';
@@ -56,10 +56,7 @@ function end(): void {
   mux?.dispose();
   recorder = undefined;
   mux = undefined;
-  setTimeout(() => process.exit(0), EXIT_GRACE_MS).unref();
-  if (process.connected) {
-    process.disconnect();
-  }
+  leaveParent(EXIT_GRACE_MS);
 }
 
 process.on('message', (message: ToRecorder) => {

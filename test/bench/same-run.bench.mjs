@@ -501,6 +501,17 @@ async function installEmptyWebview(server, dir) {
 
 const BASELINE_SETTLE_MS = 30_000;
 
+/** CPU over windows in which nobody views (at least 3): { cpu: [per window] }. */
+async function quietWindows(roots) {
+  const cpu = [];
+  for (let i = 0; i < Math.max(RUNS, 3); i++) {
+    const a = cpuSnapshot(roots);
+    await sleep(WINDOW_MS);
+    cpu.push(cpuBetween(a, cpuSnapshot(roots)));
+  }
+  return { cpu };
+}
+
 async function withSession({ geometry, emptyWebview = false, baseline = false, results }, body) {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'botscreen-bench-'));
   await fsp.chmod(dir, 0o700);
@@ -532,12 +543,7 @@ async function withSession({ geometry, emptyWebview = false, baseline = false, r
       // baseline taken during it made Bot Screen's share negative.
       await sleep(BASELINE_SETTLE_MS);
       log('no screen started: extension host baseline');
-      results.A.noScreen = { cpu: [] };
-      for (let i = 0; i < Math.max(RUNS, 3); i++) {
-        const a = cpuSnapshot(roots);
-        await sleep(WINDOW_MS);
-        results.A.noScreen.cpu.push(cpuBetween(a, cpuSnapshot(roots)));
-      }
+      results.A.noScreen = await quietWindows(roots);
     }
     log(`cold start${geometry ? ` (${geometry})` : ''}`);
     const cold = await startCold(page, 'cold start');
@@ -570,12 +576,7 @@ async function withSession({ geometry, emptyWebview = false, baseline = false, r
       // costs the extension host. During B's windows B's relay, websockify and socat run beside it.
       await sleep(SETTLE_MS);
       log('screen running, no panel open: extension host');
-      results.A.noPanel = { cpu: [] };
-      for (let i = 0; i < Math.max(RUNS, 3); i++) {
-        const a = cpuSnapshot(roots);
-        await sleep(WINDOW_MS);
-        results.A.noPanel.cpu.push(cpuBetween(a, cpuSnapshot(roots)));
-      }
+      results.A.noPanel = await quietWindows(roots);
     }
 
     const bridge = await startPeerBridge(dir, relayArgv);
