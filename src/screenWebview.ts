@@ -10,7 +10,8 @@ import type { Logger } from './core/logger';
 import { overlayState, setOverlayEnabled } from './liveOverlay';
 import { BridgeSession, type BridgeProcess } from './core/bridgeProcess';
 import type { DirectAddress, DirectEndpoint } from './directEndpoint';
-import { PostedStream, type ViewerStream } from './core/viewerStream';
+import { RfbPump } from './core/pump';
+import { PumpedRelay, type ViewerStream } from './core/viewerStream';
 import type { ScreenController } from './core/screen';
 import { errorMessage, ScreenError } from './core/problem';
 import { controlLabel, problemMessage, statusWords, viewersLabel, viewStrings } from './messages';
@@ -294,7 +295,7 @@ export class ScreenWebview extends Disposable {
   private openPosted(): ViewerStream {
     const relay = this.controller.openRelay();
     const post = (data: Uint8Array) => this.webview.postMessage({ type: 'rfb', data } satisfies HostToWebview);
-    return new PostedStream(relay, post, this.visible, HIDDEN_READ_TIMES);
+    return new PumpedRelay(relay, new RfbPump(relay.stdout, post), this.visible, HIDDEN_READ_TIMES);
   }
 
   /** The relay runs in the bridge; the webview's socket messages come back here, to the gate. */

@@ -12,7 +12,7 @@ import type { Command } from './command';
 import { newToken } from './directChannel';
 import { type HiddenReadTimes, isResumeRequest } from './hiddenRead';
 import type { Logger } from './logger';
-import { forkNode } from './nodeProcess';
+import { forkNode, killAfter, stderrTail, tellChild } from './nodeProcess';
 import type { ViewerStream } from './viewerStream';
 
 /** What the bridge is told. Sessions are numbered by the extension host. */
@@ -25,7 +25,7 @@ export type ToBridge =
   /** Bytes the input gate let through, for the relay's stdin. */
   | { readonly t: 'write'; readonly id: number; readonly data: Uint8Array }
   /** A client message asked the server to send now (./hiddenRead.ts `isResumeRequest`). */
-  | { readonly t: 'resume'; readonly id: number; readonly data: Uint8Array }
+  | { readonly t: 'resume'; readonly id: number }
   /** VS Code's visibility of the viewer changed (the `seq`-th change), told on its socket too. */
   | { readonly t: 'visible'; readonly id: number; readonly visible: boolean; readonly seq: number }
   /** The session ends: `last` written before the relay's stdin closes (./relay.ts `endRelay`). */
@@ -92,7 +92,7 @@ export class BridgeSession implements ViewerStream {
   /** A client message that passed the gate: one that asks the server to send reads a hidden relay again. */
   observe(message: Uint8Array): void {
     if (isResumeRequest(message)) {
-      this.bridge.send({ t: 'resume', id: this.id, data: message });
+      this.bridge.send({ t: 'resume', id: this.id });
     }
   }
 
@@ -121,7 +121,7 @@ export class BridgeProcess {
   private nextId = 1;
   private disposed = false;
   private gone = false;
-  private stderr = '';
+  private readonly stderr: () => string;
   private listening: Promise<number> | undefined;
   private heardPort: ((port: number) => void) | undefined;
   private heardFailure: ((err: Error) => void) | undefined;
@@ -133,7 +133,7 @@ export class BridgeProcess {
     private readonly lost: () => void = () => undefined,
   ) {
     this.child = forkNode(script, 'advanced');
-    this.child.stderr?.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
+    this.stderr = stderrTail(this.child);
     this.child.on('message', (message: FromBridge) => this.heard(message));
     this.child.on('error', (err) => {
       log.warn(`bridge process: ${err.message}`);
@@ -189,15 +189,11 @@ export class BridgeProcess {
     }
     this.disposed = true;
     this.send({ t: 'dispose' });
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), DISPOSE_GRACE_MS);
-    timer.unref();
-    this.child.once('close', () => clearTimeout(timer));
+    killAfter(this.child, DISPOSE_GRACE_MS);
   }
 
   send(message: ToBridge): void {
-    if (this.child.connected) {
-      this.child.send(message);
-    }
+    tellChild(this.child, message);
   }
 
   private heard(message: FromBridge): void {
@@ -240,7 +236,7 @@ export class BridgeProcess {
     this.gone = true;
     this.heardFailure?.(new Error(`the bridge process ended (${signal ?? `code ${code}`})`));
     if (!this.disposed) {
-      this.log.error(`the direct channel's bridge process ended (${signal ?? `code ${code}`})${this.stderr ? `: ${this.stderr.trim()}` : ''}`);
+      this.log.error(`the direct channel's bridge process ended (${signal ?? `code ${code}`})${this.stderr() ? `: ${this.stderr().trim()}` : ''}`);
       this.lost();
     }
     // Its relays went with it (their stdin closed): nothing about the sandbox.

@@ -6,12 +6,11 @@
 import type { FromBridge, ToBridge } from './bridgeProcess';
 import { DirectChannelServer, type DirectOffer, type DirectSocket } from './directChannel';
 import { visibilityMessage } from './directProtocol';
-import { HiddenRead } from './hiddenRead';
 import type { Logger } from './logger';
 import { leaveParent, parentLog } from './nodeProcess';
 import { SocketPump } from './pump';
-import { endRelay, openOwnedRelay } from './relay';
-import type { StreamProcess } from './runner';
+import { PumpedRelay } from './viewerStream';
+import { openOwnedRelay } from './relay';
 
 /** The screen is in use while it sends: said to the extension host at most this often. */
 const ACTIVITY_EVERY_MS = 5000;
@@ -27,9 +26,7 @@ function tell(message: FromBridge): void {
 const log: Logger = parentLog(tell);
 
 interface Session {
-  readonly relay: StreamProcess;
-  readonly pump: SocketPump;
-  readonly reading: HiddenRead;
+  readonly stream: PumpedRelay<SocketPump>;
   offer?: DirectOffer;
   socket?: DirectSocket;
 }
@@ -52,9 +49,7 @@ function open(message: Extract<ToBridge, { t: 'open' }>): void {
     drop(id);
     tell({ t: 'exited', id, exitCode, endedByOwner });
   });
-  const pump = new SocketPump(relay.stdout);
-  const reading = new HiddenRead(message.visible, () => ({ source: relay.stdout, reader: pump }), { quietMs: message.quietMs, maxMs: message.maxMs });
-  pump.setVisible(message.visible);
+  const stream = new PumpedRelay(relay, new SocketPump(relay.stdout), message.visible, { quietMs: message.quietMs, maxMs: message.maxMs });
   let said = 0;
   relay.stdout.on('data', () => {
     const now = Date.now();
@@ -63,7 +58,7 @@ function open(message: Extract<ToBridge, { t: 'open' }>): void {
       tell({ t: 'activity', id });
     }
   });
-  sessions.set(id, { relay, pump, reading });
+  sessions.set(id, { stream });
 }
 
 function offer(message: Extract<ToBridge, { t: 'offer' }>): void {
@@ -82,33 +77,31 @@ function offer(message: Extract<ToBridge, { t: 'offer' }>): void {
       }
       session.socket = socket;
       socket.onMessage = (data) => tell({ t: 'input', id: message.id, data });
-      socket.onAck = (bytes) => session.pump.acked(bytes);
+      socket.onAck = (bytes) => session.stream.pump.acked(bytes);
       socket.onClose = () => {
         if (session.socket === socket) {
           session.socket = undefined;
           tell({ t: 'socketClosed', id: message.id });
         }
       };
-      session.pump.attach(socket);
+      session.stream.pump.attach(socket);
     },
     message.token,
   );
 }
 
-/** The session's pump, token and socket go (its relay is ending or gone). */
-function drop(id: number): Session | undefined {
+/** The session's token and socket go, and its relay ends (`last` written first; one already gone is left as it is). */
+function drop(id: number, last: readonly Uint8Array[] = []): void {
   const session = sessions.get(id);
   if (!session) {
-    return undefined;
+    return;
   }
   sessions.delete(id);
-  session.reading.dispose();
-  session.pump.dispose();
   session.offer?.revoke();
   const socket = session.socket;
   session.socket = undefined;
   socket?.close();
-  return session;
+  session.stream.end(last);
 }
 
 function end(): void {
@@ -117,8 +110,7 @@ function end(): void {
   }
   ending = true;
   for (const id of [...sessions.keys()]) {
-    const session = drop(id);
-    session?.relay.kill();
+    drop(id);
   }
   server?.dispose();
   leaveParent(EXIT_GRACE_MS);
@@ -134,7 +126,7 @@ process.on('message', (message: ToBridge) => {
     // One session's trouble (a relay that cannot be spawned…) ends that session, not every viewer's.
     log.error(`bridge: ${message.t}: ${err instanceof Error ? err.message : String(err)}`);
     if ('id' in message) {
-      drop(message.id)?.relay.kill();
+      drop(message.id);
       tell({ t: 'exited', id: message.id, exitCode: null, endedByOwner: false });
     }
   }
@@ -153,24 +145,20 @@ function heard(message: ToBridge): void {
       offer(message);
       break;
     case 'write':
-      sessions.get(message.id)?.relay.stdin.write(message.data);
+      sessions.get(message.id)?.stream.write(message.data);
       break;
     case 'resume':
-      sessions.get(message.id)?.reading.clientMessage(message.data);
+      sessions.get(message.id)?.stream.resumeRequested();
       break;
     case 'visible': {
       const session = sessions.get(message.id);
-      session?.reading.setVisible(message.visible);
+      session?.stream.setVisible(message.visible);
       session?.socket?.sendText(visibilityMessage(message.visible, message.seq));
       break;
     }
-    case 'close': {
-      const session = drop(message.id);
-      if (session) {
-        endRelay(session.relay, message.last);
-      }
+    case 'close':
+      drop(message.id, message.last);
       break;
-    }
     case 'dispose':
       end();
       break;

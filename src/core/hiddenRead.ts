@@ -77,7 +77,14 @@ export class HiddenRead {
 
   /** A client message that passed the input gate on its way to the server. */
   clientMessage(message: Uint8Array): void {
-    if (this.shown || !isResumeRequest(message)) {
+    if (isResumeRequest(message)) {
+      this.resumeRequested();
+    }
+  }
+
+  /** The webview asked the server to send (a message `isResumeRequest` holds, seen elsewhere). */
+  resumeRequested(): void {
+    if (this.shown) {
       return;
     }
     this.stats.earlyReveals++;

@@ -19,6 +19,30 @@ export function forkNode(script: string, serialization: 'json' | 'advanced' = 'j
   });
 }
 
+/** The last 2000 characters the child wrote to stderr, for the log when it ends unasked. */
+export function stderrTail(child: ChildProcess): () => string {
+  let tail = '';
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => (tail = (tail + text).slice(-2000)));
+  return () => tail;
+}
+
+/** Sends over the child's IPC channel while it is open (a child that ended takes nothing). */
+export function tellChild(child: ChildProcess, message: unknown): void {
+  if (child.connected) {
+    child.send(message as object);
+  }
+}
+
+/** A child told to end gets `graceMs` to do so, then SIGKILL. */
+export function killAfter(child: ChildProcess, graceMs: number): void {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return;
+  }
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  timer.unref();
+  child.once('close', () => clearTimeout(timer));
+}
+
 /**
  * In a forked process that has let go of its work: it exits once nothing is left to do, or after
  * `graceMs` anyway; its IPC channel is closed so the extension host hears it ending.

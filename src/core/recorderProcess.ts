@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Command } from './command';
 import type { Logger } from './logger';
-import { forkNode } from './nodeProcess';
+import { forkNode, killAfter, stderrTail, tellChild } from './nodeProcess';
 import type { TimelineEvent } from './recordingFormat';
 
 /** What the recorder process is told. `init` comes first, once. */
@@ -79,7 +79,7 @@ export class RecorderProcess {
   private readonly child: ChildProcess;
   private readonly exitedPromise: Promise<void>;
   private disposed = false;
-  private stderr = '';
+  private readonly stderr: () => string;
   private failure: string | undefined;
 
   constructor(
@@ -87,7 +87,7 @@ export class RecorderProcess {
     init: RecorderInit,
   ) {
     this.child = forkNode(options.script);
-    this.child.stderr?.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
+    this.stderr = stderrTail(this.child);
     this.child.on('message', (message: FromRecorder) => this.heard(message));
     let spawnError = '';
     this.child.on('error', (err) => {
@@ -102,7 +102,7 @@ export class RecorderProcess {
       this.child.once('close', (code, signal) => {
         if (!this.disposed) {
           const how = spawnError ? `could not start: ${spawnError}` : `ended (${signal ?? `code ${code}`})`;
-          const why = `the recorder process ${how}${this.stderr ? `: ${this.stderr.trim()}` : ''}`;
+          const why = `the recorder process ${how}${this.stderr() ? `: ${this.stderr().trim()}` : ''}`;
           options.log.error(why);
           options.lost?.(why, { signal: signal ?? undefined, code: code ?? undefined, spawnError: spawnError || undefined, failure: this.failure });
         }
@@ -133,16 +133,13 @@ export class RecorderProcess {
     if (!this.disposed) {
       this.disposed = true;
       this.send({ t: 'dispose' });
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), DISPOSE_GRACE_MS);
-      void this.exitedPromise.then(() => clearTimeout(timer));
+      killAfter(this.child, DISPOSE_GRACE_MS);
     }
     return this.exitedPromise;
   }
 
   private send(message: ToRecorder): void {
-    if (this.child.connected) {
-      this.child.send(message);
-    }
+    tellChild(this.child, message);
   }
 
   private heard(message: FromRecorder): void {

@@ -1,8 +1,7 @@
 // One viewer session's bytes, wherever its relay is read: here, posted to the webview
-// (`PostedStream`), or in the bridge process, on the direct channel (./bridgeProcess.ts
+// (`PumpedRelay` with an `RfbPump`), or in the bridge process, on the direct channel (./bridgeProcess.ts
 // `BridgeSession`). The viewer (src/screenWebview.ts) drives either the same way.
 import { HiddenRead, type HiddenReadTimes } from './hiddenRead';
-import { RfbPump } from './pump';
 import { endRelay } from './relay';
 import type { StreamProcess } from './runner';
 
@@ -19,20 +18,27 @@ export interface ViewerStream {
   readonly exited: Promise<unknown>;
 }
 
-/** A relay read in this process, its bytes posted to the webview (the fallback that always works). */
-export class PostedStream implements ViewerStream {
-  private readonly pump: RfbPump;
+/** What reads a relay into a viewer (./pump.ts: `RfbPump` posts, `SocketPump` the direct channel). */
+export interface RelayPump {
+  setVisible(visible: boolean): void;
+  dispose(): void;
+}
+
+/**
+ * A relay read by a pump, under the hidden-read rule (./hiddenRead.ts): the extension host's
+ * posted sessions (an `RfbPump`), the bridge process's direct ones (a `SocketPump`).
+ */
+export class PumpedRelay<P extends RelayPump> implements ViewerStream {
   private readonly reading: HiddenRead;
 
   constructor(
-    private readonly relay: StreamProcess,
-    post: (data: Uint8Array) => PromiseLike<boolean>,
+    readonly relay: StreamProcess,
+    readonly pump: P,
     visible: boolean,
     times: HiddenReadTimes,
   ) {
-    this.pump = new RfbPump(relay.stdout, post);
-    this.reading = new HiddenRead(visible, () => ({ source: relay.stdout, reader: this.pump }), times);
-    this.pump.setVisible(visible);
+    this.reading = new HiddenRead(visible, () => ({ source: relay.stdout, reader: pump }), times);
+    pump.setVisible(visible);
   }
 
   get exited(): Promise<unknown> {
@@ -47,10 +53,16 @@ export class PostedStream implements ViewerStream {
     this.reading.clientMessage(message);
   }
 
+  /** The webview asked the server to send (seen by the extension host's gate). */
+  resumeRequested(): void {
+    this.reading.resumeRequested();
+  }
+
   setVisible(visible: boolean): void {
     this.reading.setVisible(visible);
   }
 
+  /** Ends the session (a relay already gone is left as it is). */
   end(last: readonly Uint8Array[]): void {
     this.reading.dispose();
     this.pump.dispose();
