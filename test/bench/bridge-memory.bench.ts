@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { BridgeProcess } from '../../src/core/bridgeProcess';
 import { OP_BINARY, OP_TEXT } from '../../src/core/directChannel';
 import { ackMessage } from '../../src/core/directProtocol';
-import { clientFrame, dial, ORIGIN } from '../support/directClient';
+import { clientFrame, dial, nextServerFrame, ORIGIN } from '../support/directClient';
 
 const [minutesArg = '5', rateArg = 'max'] = process.argv.slice(2);
 const MINUTES = Number(minutesArg);
@@ -65,21 +65,15 @@ async function main(): Promise<void> {
   // The webview's part: each binary message acknowledged once it is whole (webview/transport.ts).
   let moved = 0;
   let pending: Buffer = Buffer.alloc(0);
-  client.socket.removeAllListeners('data');
+  client.socket.removeAllListeners('data'); // dial's own listener keeps every byte received: not for a long run
   client.socket.on('data', (chunk: Buffer) => {
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-    for (;;) {
-      if (pending.length < 2) return;
-      let length = pending[1] & 0x7f;
-      let offset = 2;
-      if (length === 126) [length, offset] = pending.length < 4 ? [-1, 0] : [pending.readUInt16BE(2), 4];
-      else if (length === 127) [length, offset] = pending.length < 10 ? [-1, 0] : [Number(pending.readBigUInt64BE(2)), 10];
-      if (length < 0 || pending.length < offset + length) return;
-      if ((pending[0] & 0x0f) === OP_BINARY) {
-        moved += length;
-        client.socket.write(clientFrame(OP_TEXT, Buffer.from(ackMessage(length))));
+    for (let frame = nextServerFrame(pending); frame; frame = nextServerFrame(pending)) {
+      if (frame.opcode === OP_BINARY) {
+        moved += frame.payload.length;
+        client.socket.write(clientFrame(OP_TEXT, Buffer.from(ackMessage(frame.payload.length))));
       }
-      pending = pending.subarray(offset + length);
+      pending = pending.subarray(frame.end);
     }
   });
   let seq = 0;

@@ -21,23 +21,33 @@ export function clientFrame(opcode: number, payload: Buffer, fin = true): Buffer
   return Buffer.concat([header, mask, masked]);
 }
 
+/** The server frame (unmasked) at `at` in `data` and where the next begins; undefined while it is not whole. */
+export function nextServerFrame(data: Buffer, at = 0): { opcode: number; payload: Buffer; end: number } | undefined {
+  if (data.length < at + 2) {
+    return undefined;
+  }
+  let length = data[at + 1] & 0x7f;
+  let offset = at + 2;
+  if (length === 126) {
+    if (data.length < at + 4) return undefined;
+    length = data.readUInt16BE(at + 2);
+    offset += 2;
+  } else if (length === 127) {
+    if (data.length < at + 10) return undefined;
+    length = Number(data.readBigUInt64BE(at + 2));
+    offset += 8;
+  }
+  if (data.length < offset + length) {
+    return undefined;
+  }
+  return { opcode: data[at] & 0x0f, payload: data.subarray(offset, offset + length), end: offset + length };
+}
+
 /** Server frames (unmasked) parsed from what the client received. */
 export function serverFrames(data: Buffer): { opcode: number; payload: Buffer }[] {
   const frames = [];
-  let at = 0;
-  while (at < data.length) {
-    const opcode = data[at] & 0x0f;
-    let length = data[at + 1] & 0x7f;
-    let offset = at + 2;
-    if (length === 126) {
-      length = data.readUInt16BE(at + 2);
-      offset += 2;
-    } else if (length === 127) {
-      length = Number(data.readBigUInt64BE(at + 2));
-      offset += 8;
-    }
-    frames.push({ opcode, payload: data.subarray(offset, offset + length) });
-    at = offset + length;
+  for (let frame = nextServerFrame(data); frame; frame = nextServerFrame(data, frame.end)) {
+    frames.push({ opcode: frame.opcode, payload: frame.payload });
   }
   return frames;
 }
