@@ -19,6 +19,6 @@ else
 	node out/test/bench/thumbnail.bench.js
 	node out/test/bench/recorder.bench.js
 	node --experimental-websocket --no-warnings out/test/bench/direct-channel.bench.js
-	node out/test/bench/bridge-memory.bench.js 2 max
+	node out/test/bench/bridge-memory.bench.js 2 max 400
 fi
 node test/bench/same-run.bench.mjs "$@"

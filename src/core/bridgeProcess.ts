@@ -54,6 +54,16 @@ export interface BridgeSessionEvents {
   activity(): void;
 }
 
+/**
+ * V8's young generation capped at its starting size (1 MiB a half). Every webview message crosses
+ * the IPC channel twice (in as 'input', back as 'write'), and under that stream V8 grew the young
+ * generation step by step to 16 MiB a half: the bridge's RSS 80 -> 151 MiB in 4 minutes at 470
+ * messages a second, +0.8 MiB a minute in the 45-minute soak at noVNC's rate. Capped: flat at 65-69
+ * MiB (docs/soak/bridge-memory.md); scavenges are more frequent, and cheap, since almost nothing
+ * the bridge allocates outlives a message.
+ */
+const BRIDGE_V8_FLAGS = ['--max-semi-space-size=1'];
+
 /** How long a disposed bridge may take to end its relays before it is killed. */
 const DISPOSE_GRACE_MS = 3000;
 /** How long the bridge may take to start and listen; else the viewers post. */
@@ -132,7 +142,7 @@ export class BridgeProcess {
     /** The process ended without being disposed: its sessions have ended with it. */
     private readonly lost: () => void = () => undefined,
   ) {
-    this.child = forkNode(script, 'advanced');
+    this.child = forkNode(script, 'advanced', BRIDGE_V8_FLAGS);
     this.stderr = stderrTail(this.child);
     this.child.on('message', (message: FromBridge) => this.heard(message));
     this.child.on('error', (err) => {

@@ -7,12 +7,13 @@ import type { Logger } from './logger';
  * Forks `script` with an IPC channel and stderr piped. Not with the extension host's own flags or
  * NODE_OPTIONS (an inspector port would clash); as Node in Electron (VS Code desktop), where the
  * variable does nothing in plain Node (a server). `advanced`: structured-clone messages, so
- * byte arrays cross as bytes instead of JSON arrays of numbers.
+ * byte arrays cross as bytes instead of JSON arrays of numbers. `v8Flags`: the child's own V8
+ * options (its heap's sizing), given to Node before the script.
  */
-export function forkNode(script: string, serialization: 'json' | 'advanced' = 'json'): ChildProcess {
+export function forkNode(script: string, serialization: 'json' | 'advanced' = 'json', v8Flags: readonly string[] = []): ChildProcess {
   const { NODE_OPTIONS: _nodeOptions, ...env } = process.env;
   return fork(script, [], {
-    execArgv: [],
+    execArgv: [...v8Flags],
     env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     serialization,

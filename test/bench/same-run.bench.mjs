@@ -1106,7 +1106,7 @@ async function soak({ server, roots, sandbox, viewers, page }, minutes, results)
         } catch (err) { log(`  soak minute ${m}: no memory dump: ${err.message.split('\n')[0]}`); }
       }
       samples.push(s);
-      log(`  soak minute ${m}: ext host ${mib(s.extHostRss)}, ${s.extHostFds} fds; webview renderer ${mib(s.rendererRss)} (pid ${a.renderer}), its JS heap ${mib(s.jsHeapKiB)}${dom ? `, ${dom.documents} documents, ${dom.nodes} nodes, ${dom.jsEventListeners} listeners` : ''}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
+      log(`  soak minute ${m}: ext host ${mib(s.extHostRss)}, ${s.extHostFds} fds; bridge ${s.bridgeRss === undefined ? 'none' : `${mib(s.bridgeRss)}, ${s.bridgeFds} fds`}; webview renderer ${mib(s.rendererRss)} (pid ${a.renderer}), its JS heap ${mib(s.jsHeapKiB)}${dom ? `, ${dom.documents} documents, ${dom.nodes} nodes, ${dom.jsEventListeners} listeners` : ''}; ${s.execs} docker exec clients${s.fps === undefined ? '' : `; ${num(s.fps)} frames/s`}`);
     }
     await cdp?.detach().catch(() => {});
     await viewer.close();

@@ -151,3 +151,11 @@ test('what the extension host hands a closing session reaches the relay before i
   await gone.exited;
   assert.deepEqual(byItself, [{ exitCode: 3, endedByOwner: false }], 'the screen decides what a relay that ended by itself says about the sandbox');
 });
+
+test('the bridge runs with its young generation capped (V8 grew it to 32 MiB under a stream of webview messages: docs/soak/bridge-memory.md)', async (t) => {
+  const bridge = bridgeFor(t);
+  await bridge.listen();
+  const argv = readFileSync(`/proc/${bridge.pid}/cmdline`, 'utf8').split('\0');
+  assert.ok(argv.includes('--max-semi-space-size=1'), argv.join(' '));
+  assert.equal(argv.at(-2), SCRIPT, 'the flag goes to Node, before the script');
+});
