@@ -24,6 +24,10 @@ const MINUTES = Number(minutesArg);
 const RATE = rateArg === 'max' ? 0 : Number(rateArg) * 1e6;
 /** The webview's own messages: an update request with every acknowledgement ('ack'), or n a second. */
 const INPUT = inputArg === 'ack' ? 'ack' : Number(inputArg);
+if (!(MINUTES > 0) || !(rateArg === 'max' || RATE > 0) || !(INPUT === 'ack' || INPUT >= 0)) {
+  console.error('usage: node out/test/bench/bridge-memory.bench.js [minutes] [MB/s|max] [messages a second|ack]');
+  process.exit(2);
+}
 const SAMPLE_MS = 15_000;
 const BRIDGE = join(__dirname, '..', '..', '..', 'dist', 'bridge.js');
 
@@ -42,7 +46,10 @@ require(${JSON.stringify(BRIDGE)});
 /** The relay: random bytes in writes of 1 byte to 64 KB (as docker exec's stream comes), paced to RATE when set; its stdin drained. */
 const SOURCE = `
 import os, random, sys, threading, time
-threading.Thread(target=lambda: [None for _ in iter(lambda: sys.stdin.buffer.read1(65536), b'')], daemon=True).start()
+def drain():
+    while sys.stdin.buffer.read1(65536):
+        pass
+threading.Thread(target=drain, daemon=True).start()
 b = os.urandom(65536)
 rate = ${RATE}
 n, t0 = 0, time.time()
@@ -95,7 +102,17 @@ async function main(): Promise<void> {
       pending = pending.subarray(frame.end);
     }
   });
-  const requesting = typeof INPUT === 'number' && INPUT > 0 ? setInterval(() => client.socket.write(clientFrame(OP_BINARY, UPDATE_REQUEST)), 1000 / INPUT) : undefined;
+  // Paced by the clock (a timer's period rounds): as many requests as INPUT a second makes by now.
+  const requestsFrom = Date.now();
+  let requested = 0;
+  const requesting =
+    typeof INPUT === 'number' && INPUT > 0
+      ? setInterval(() => {
+          for (const due = Math.floor(((Date.now() - requestsFrom) * INPUT) / 1000); requested < due; requested++) {
+            client.socket.write(clientFrame(OP_BINARY, UPDATE_REQUEST));
+          }
+        }, 5)
+      : undefined;
   let seq = 0;
   const hideShow = setInterval(() => {
     session.setVisible(false, ++seq);
