@@ -16,7 +16,8 @@ export interface OtherUser {
  * A loopback TCP client for the other user (Debian's python3, which every user may run):
  * `FAMILY(4|6) PORT WAIT [PAYLOAD [WANT]]`. It connects, optionally sends bytes, and prints how
  * many bytes it received until the server closed, reset, went quiet for WAIT seconds, or WANT
- * bytes came.
+ * bytes came. A reset can come before the connect or the send returns (a listener that refuses on
+ * accept, on a loaded machine: a CI run failed so): that is a reset too.
  */
 export const PEEK_CLIENT = `
 import socket, sys
@@ -24,12 +25,12 @@ family = socket.AF_INET6 if sys.argv[1] == "6" else socket.AF_INET
 host = "::ffff:127.0.0.1" if sys.argv[1] == "6" else "127.0.0.1"
 s = socket.socket(family, socket.SOCK_STREAM)
 s.settimeout(float(sys.argv[3]))
-s.connect((host, int(sys.argv[2])))
-if len(sys.argv) > 4 and sys.argv[4]:
-    s.sendall(sys.argv[4].encode())
 want = int(sys.argv[5]) if len(sys.argv) > 5 else None
 n, end = 0, "eof"
 try:
+    s.connect((host, int(sys.argv[2])))
+    if len(sys.argv) > 4 and sys.argv[4]:
+        s.sendall(sys.argv[4].encode())
     while True:
         d = s.recv(65536)
         if not d:
@@ -38,7 +39,7 @@ try:
         if want is not None and n >= want:
             end = "enough"
             break
-except ConnectionResetError:
+except (ConnectionResetError, BrokenPipeError):
     end = "reset"
 except socket.timeout:
     end = "timeout"
