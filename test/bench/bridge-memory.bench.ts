@@ -88,6 +88,7 @@ async function main(): Promise<void> {
   // The webview's part: each binary message acknowledged once it is whole (webview/transport.ts).
   let moved = 0;
   let pending: Buffer = Buffer.alloc(0);
+  const sendRequest = () => client.socket.write(clientFrame(OP_BINARY, UPDATE_REQUEST));
   client.socket.removeAllListeners('data'); // dial's own listener keeps every byte received: not for a long run
   client.socket.on('data', (chunk: Buffer) => {
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
         moved += frame.payload.length;
         client.socket.write(clientFrame(OP_TEXT, Buffer.from(ackMessage(frame.payload.length))));
         if (INPUT === 'ack') {
-          client.socket.write(clientFrame(OP_BINARY, UPDATE_REQUEST));
+          sendRequest();
         }
       }
       pending = pending.subarray(frame.end);
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
     typeof INPUT === 'number' && INPUT > 0
       ? setInterval(() => {
           for (const due = Math.floor(((Date.now() - requestsFrom) * INPUT) / 1000); requested < due; requested++) {
-            client.socket.write(clientFrame(OP_BINARY, UPDATE_REQUEST));
+            sendRequest();
           }
         }, 5)
       : undefined;
