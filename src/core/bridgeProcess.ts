@@ -59,7 +59,7 @@ export interface BridgeSessionEvents {
  * the IPC channel twice (in as 'input', back as 'write'), and under that stream V8 grew the young
  * generation step by step to 16 MiB a half: the bridge's RSS 80 -> 151 MiB in 4 minutes at 470
  * messages a second, +0.8 MiB a minute in a 45-minute soak at noVNC's rate. Capped: 64.8-68.5 MiB
- * at 470 a second, +0.06 MiB a minute in a 30-minute soak (docs/soak/bridge-memory.md); scavenges
+ * at 470 a second, +0.05 MiB a minute in the hour's soak (docs/soak/bridge-memory.md); scavenges
  * are more frequent, and cheap, since almost nothing the bridge allocates outlives a message.
  */
 const BRIDGE_V8_FLAGS = ['--max-semi-space-size=1'];
